@@ -1,0 +1,87 @@
+#!/usr/bin/env node
+import { Command, InvalidArgumentError } from 'commander';
+import { loadConfig } from '../config.js';
+import { type Role, startService } from '../server.js';
+import { openDatabase } from '../store/database.js';
+import { migrate } from '../store/migrate.js';
+import { packageVersion } from '../version.js';
+import { runCommand } from './context.js';
+import { registerKeyCommands } from './keys.js';
+import { print, printError } from './output.js';
+import { registerProjectCommands } from './projects.js';
+
+const program = new Command('barge')
+  .description('Batch gateway for model requests')
+  .version(packageVersion())
+  .showHelpAfterError();
+
+program
+  .command('serve')
+  .description('Run the service: the HTTP API, the workers, or both')
+  .option('--role <role>', 'all | api | worker', parseRole, 'all' as Role)
+  .option('--port <n>', 'port to listen on (default: PORT, else 8080)', parsePort)
+  .option('--json', 'print the start-up summary as one JSON object')
+  .action(async (opts: { role: Role; port?: number; json?: boolean }) => {
+    const out = { json: opts.json === true };
+    try {
+      const config = loadConfig();
+      if (opts.port !== undefined) config.port = opts.port;
+      const service = await startService({ config, role: opts.role });
+      print(
+        out,
+        { role: opts.role, url: service.url },
+        () => `barge ${opts.role} ${service.url ? `listening on ${service.url}` : 'running'}`,
+      );
+      const stop = (signal: string) => {
+        service.app?.log.info({ signal }, 'shutting down');
+        service.close().then(
+          () => process.exit(0),
+          (err: unknown) => {
+            printError(out, err);
+            process.exit(1);
+          },
+        );
+      };
+      process.once('SIGTERM', () => stop('SIGTERM'));
+      process.once('SIGINT', () => stop('SIGINT'));
+    } catch (err) {
+      printError(out, err);
+      process.exit(1);
+    }
+  });
+
+program
+  .command('migrate')
+  .description('Apply database migrations')
+  .option('--json', 'print one JSON object')
+  .action(async (opts: { json?: boolean }) => {
+    const out = { json: opts.json === true };
+    try {
+      const database = openDatabase(loadConfig().databaseUrl);
+      try {
+        const { applied } = await migrate(database);
+        print(out, { applied }, () => (applied.length ? `Applied ${applied.join(', ')}` : 'Database is up to date'));
+      } finally {
+        await database.close();
+      }
+    } catch (err) {
+      printError(out, err);
+      process.exitCode = 1;
+    }
+  });
+
+registerProjectCommands(program, runCommand);
+registerKeyCommands(program, runCommand);
+
+function parseRole(value: string): Role {
+  if (value === 'all' || value === 'api' || value === 'worker') return value;
+  throw new InvalidArgumentError('must be all, api or worker');
+}
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65535) throw new InvalidArgumentError('must be a port number');
+  return port;
+}
+
+await program.parseAsync();

@@ -1,0 +1,71 @@
+import type { Command } from 'commander';
+import { isoTime } from '../domain/clock.js';
+import { isValidSlug } from '../domain/projects.js';
+import type { Project } from '../store/projects.js';
+import { createProject, listProjects, setProjectActive } from '../store/projects.js';
+import type { CommandContext } from './context.js';
+import { CliError, print, table } from './output.js';
+
+export function projectJson(p: Project) {
+  return {
+    id: p.id,
+    slug: p.slug,
+    is_active: p.isActive,
+    created_at: isoTime(p.createdAt),
+    updated_at: isoTime(p.updatedAt),
+  };
+}
+
+export function registerProjectCommands(program: Command, run: CommandContext['run']): void {
+  const project = program.command('project').description('Manage projects');
+
+  project
+    .command('create <slug>')
+    .description('Create a project (slug: lowercase letters, digits and hyphens)')
+    .option('--json', 'print one JSON object')
+    .action((slug: string, opts: { json?: boolean }) =>
+      run(opts, async ({ db, clock, out }) => {
+        if (!isValidSlug(slug)) {
+          throw new CliError(
+            `invalid slug '${slug}': use lowercase letters, digits and single hyphens (at most 63 characters)`,
+          );
+        }
+        const created = await createProject(db, slug, clock.now());
+        if (created === 'slug_taken') throw new CliError(`project '${slug}' already exists`);
+        print(out, projectJson(created), () => `Created project ${created.slug} (${created.id})`);
+      }),
+    );
+
+  project
+    .command('list')
+    .description('List projects')
+    .option('--json', 'print one JSON object')
+    .action((opts: { json?: boolean }) =>
+      run(opts, async ({ db, out }) => {
+        const projects = await listProjects(db);
+        print(out, { projects: projects.map(projectJson) }, () =>
+          table(
+            ['SLUG', 'ID', 'ACTIVE', 'CREATED'],
+            projects.map((p) => [p.slug, p.id, p.isActive ? 'yes' : 'no', isoTime(p.createdAt)]),
+          ),
+        );
+      }),
+    );
+
+  for (const [name, active] of [
+    ['deactivate', false],
+    ['activate', true],
+  ] as const) {
+    project
+      .command(`${name} <slug>`)
+      .description(active ? 'Reactivate a project' : 'Deactivate a project; its keys answer 403 and no data is lost')
+      .option('--json', 'print one JSON object')
+      .action((slug: string, opts: { json?: boolean }) =>
+        run(opts, async ({ db, clock, out }) => {
+          const updated = await setProjectActive(db, slug, active, clock.now());
+          if (!updated) throw new CliError(`no project '${slug}'`);
+          print(out, projectJson(updated), () => `Project ${slug} is now ${active ? 'active' : 'inactive'}`);
+        }),
+      );
+  }
+}

@@ -1,0 +1,101 @@
+import type { FieldError } from './errors.js';
+
+/** Limits of POST /cargo/load (interface document section 8, decisions.md). */
+export const LIMITS = Object.freeze({
+  defaultMaxTokens: 1024,
+  metadataMaxEntries: 50,
+  metadataMaxKeyLength: 128,
+  metadataMaxValueLength: 2048,
+  metadataMaxBytes: 4096,
+  ttlMinSeconds: 3600,
+  ttlMaxSeconds: 2_592_000,
+  defaultTtlSeconds: 2_592_000,
+  maxRecords: 10_000,
+  recordIdMaxLength: 128,
+  callbackUrlMaxLength: 2048,
+});
+
+export type ContentBlock = { type: 'text'; text: string };
+export type Message = { role: 'user' | 'assistant'; content: string | ContentBlock[] };
+
+/** The model parameters of one request, as the provider will see them (model excluded). */
+export interface ModelInput {
+  max_tokens: number;
+  messages: Message[];
+  system?: string;
+  temperature?: number;
+  top_p?: number;
+  top_k?: number;
+  stop_sequences?: string[];
+}
+
+export interface CargoRecord {
+  recordId: string;
+  modelInput: ModelInput;
+}
+
+/**
+ * Checks the rules a JSON schema cannot express. The schema has already checked types, ranges and
+ * shapes; this sees a schema-valid body.
+ */
+export function checkLoadRules(body: {
+  params: { messages?: unknown };
+  records?: { recordId: string }[];
+  metadata?: Record<string, unknown>;
+}): FieldError[] {
+  const problems: FieldError[] = [];
+  if (body.records === undefined && body.params.messages === undefined) {
+    problems.push({ path: '/params/messages', message: 'is required (or give a records array)' });
+  }
+  if (body.records !== undefined && body.params.messages !== undefined) {
+    problems.push({ path: '/records', message: 'cannot be combined with params.messages' });
+  }
+  if (body.records) {
+    const seen = new Set<string>();
+    body.records.forEach((record, i) => {
+      if (seen.has(record.recordId)) {
+        problems.push({ path: `/records/${i}/recordId`, message: `duplicates '${record.recordId}'` });
+      }
+      seen.add(record.recordId);
+    });
+  }
+  if (body.metadata) problems.push(...checkMetadata(body.metadata));
+  return problems;
+}
+
+export function checkMetadata(metadata: Record<string, unknown>): FieldError[] {
+  const problems: FieldError[] = [];
+  const keys = Object.keys(metadata);
+  if (keys.length > LIMITS.metadataMaxEntries) {
+    problems.push({
+      path: '/metadata',
+      message: `has ${keys.length} entries; at most ${LIMITS.metadataMaxEntries} are allowed`,
+    });
+  }
+  for (const key of keys) {
+    const path = `/metadata/${escapePointer(key)}`;
+    if ([...key].length > LIMITS.metadataMaxKeyLength) {
+      problems.push({ path, message: `key is longer than ${LIMITS.metadataMaxKeyLength} characters` });
+    }
+    const value = metadata[key];
+    const length = [...(typeof value === 'string' ? value : JSON.stringify(value))].length;
+    if (length > LIMITS.metadataMaxValueLength) {
+      problems.push({
+        path,
+        message: `value is longer than ${LIMITS.metadataMaxValueLength} characters`,
+      });
+    }
+  }
+  const bytes = Buffer.byteLength(JSON.stringify(metadata), 'utf8');
+  if (bytes > LIMITS.metadataMaxBytes) {
+    problems.push({
+      path: '/metadata',
+      message: `is ${bytes} bytes as JSON; at most ${LIMITS.metadataMaxBytes} are allowed`,
+    });
+  }
+  return problems;
+}
+
+function escapePointer(key: string): string {
+  return key.replaceAll('~', '~0').replaceAll('/', '~1');
+}

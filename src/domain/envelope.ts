@@ -1,0 +1,28 @@
+import { isoTime } from './clock.js';
+
+/** The stored result as the mailbox (GET /cargo/{id}/result) returns it: section 2.4. */
+export interface StoredResult {
+  cargoId: string;
+  success: boolean;
+  /** JSON text of the model message, or null. */
+  responseJson: string | null;
+  errorMessage: string | null;
+  createdAt: number;
+  /** JSON text of the submitted metadata, or null. */
+  metadataJson: string | null;
+}
+
+/**
+ * Serializes the mailbox envelope around the stored JSON texts without parsing them again: a
+ * response can be megabytes, and the metadata is echoed exactly as stored.
+ */
+export function mailboxEnvelopeJson(result: StoredResult): string {
+  return (
+    `{"cargo_id":${JSON.stringify(result.cargoId)}` +
+    `,"success":${result.success}` +
+    `,"response":${result.responseJson ?? 'null'}` +
+    `,"error_message":${JSON.stringify(result.errorMessage)}` +
+    `,"created_at":${JSON.stringify(isoTime(result.createdAt))}` +
+    `,"metadata":${result.metadataJson ?? 'null'}}`
+  );
+}

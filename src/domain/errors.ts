@@ -1,0 +1,52 @@
+/**
+ * The error catalogue: every client-visible failure has a stable code, an HTTP status and a
+ * `detail` (a string, or an object for the structured 409/410/422 errors). One function in
+ * src/http/errors.ts turns these into responses.
+ */
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+export type ErrorDetail = string | ({ error: string; message: string } & Record<string, unknown>);
+
+export class ApiError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly detail: ErrorDetail,
+    readonly extra: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+  ) {
+    super(typeof detail === 'string' ? detail : detail.message);
+    this.name = 'ApiError';
+  }
+}
+
+export const errors = {
+  missingApiKey: () => new ApiError(401, 'Missing API key. Include the X-API-Key header.'),
+  invalidKeyFormat: () => new ApiError(401, 'Invalid API key format.'),
+  invalidApiKey: () => new ApiError(401, 'Invalid API key.'),
+  expiredApiKey: () => new ApiError(401, 'API key has expired.'),
+  projectInactive: () => new ApiError(403, 'Project is inactive.'),
+  cargoNotFound: () => new ApiError(404, 'Cargo not found'),
+  invalidBody: (fieldErrors: FieldError[]) => new ApiError(400, summarize(fieldErrors), { errors: fieldErrors }),
+  malformedJson: (why: string) => new ApiError(400, `Request body is not valid JSON: ${why}`),
+  unsupportedMediaType: (type: string) =>
+    new ApiError(415, `Unsupported Content-Type '${type}'. Send application/json.`),
+  bodyTooLarge: (limit: number) => new ApiError(413, `Request body is larger than the limit of ${limit} bytes.`),
+  routeNotFound: (method: string, url: string) => new ApiError(404, `Route ${method} ${url} not found.`),
+  methodNotAllowed: (method: string, allowed: string[]) =>
+    new ApiError(405, `Method ${method} is not allowed here. Allowed: ${allowed.join(', ')}.`, {
+      headers: { allow: allowed.join(', ') },
+    }),
+  rateLimited: (retryAfterSeconds: number) =>
+    new ApiError(429, 'Rate limit exceeded', {
+      headers: { 'retry-after': String(retryAfterSeconds) },
+    }),
+};
+
+function summarize(fieldErrors: FieldError[]): string {
+  const first = fieldErrors[0];
+  if (!first) return 'Invalid request body.';
+  const more = fieldErrors.length > 1 ? ` (and ${fieldErrors.length - 1} more)` : '';
+  return `Invalid request body: ${first.path ? `${first.path} ` : ''}${first.message}${more}.`;
+}

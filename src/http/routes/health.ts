@@ -1,0 +1,41 @@
+import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
+import { Type } from 'typebox';
+import type { Database } from '../../store/database.js';
+
+const Ok = Type.Object({ status: Type.Literal('ok') }, { examples: [{ status: 'ok' }] });
+const Unavailable = Type.Object({ detail: Type.String() }, { examples: [{ detail: 'Database is not reachable.' }] });
+
+export function registerHealth(app: FastifyInstance, deps: { database: Database }): void {
+  app.get(
+    '/health',
+    {
+      schema: {
+        summary: 'Liveness: the process answers',
+        tags: ['health'],
+        response: { 200: Ok },
+      },
+    },
+    async () => ({ status: 'ok' as const }),
+  );
+
+  app.get(
+    '/health/ready',
+    {
+      schema: {
+        summary: 'Readiness: the database answers',
+        tags: ['health'],
+        response: { 200: Ok, 503: Unavailable },
+      },
+    },
+    async (request, reply) => {
+      try {
+        await sql`select 1`.execute(deps.database.db);
+        return { status: 'ok' as const };
+      } catch (err) {
+        request.log.warn({ err }, 'readiness check failed');
+        return reply.code(503).send({ detail: 'Database is not reachable.' });
+      }
+    },
+  );
+}

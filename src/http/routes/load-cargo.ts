@@ -1,0 +1,260 @@
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
+import { type Static, Type } from 'typebox';
+import { type CargoRecord, checkLoadRules, LIMITS, type ModelInput } from '../../domain/cargo-request.js';
+import type { Clock } from '../../domain/clock.js';
+import { ApiError, errors, type FieldError } from '../../domain/errors.js';
+import { newId } from '../../domain/ids.js';
+import type { ModelRouter } from '../../providers/routing.js';
+import type { NewCargo } from '../../store/cargo.js';
+import type { AuthContext } from '../auth.js';
+import { apiKeySecurity, authErrorResponses, ErrorBody } from '../schemas.js';
+
+const TextBlock = Type.Object(
+  { type: Type.Literal('text'), text: Type.String({ minLength: 1 }) },
+  { additionalProperties: false },
+);
+
+const Message = Type.Object(
+  {
+    role: Type.Enum(['user', 'assistant']),
+    content: Type.Union([Type.String({ minLength: 1 }), Type.Array(TextBlock, { minItems: 1 })], {
+      description: 'A non-empty string, or a non-empty array of text blocks.',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+/** Sampling and length settings shared by `params` and each record's `modelInput`. */
+const modelSettings = {
+  max_tokens: Type.Integer({ minimum: 1, description: 'Default 1024.' }),
+  system: Type.String({ description: 'System prompt.' }),
+  temperature: Type.Number({ minimum: 0, maximum: 1 }),
+  top_p: Type.Number({ minimum: 0, maximum: 1 }),
+  top_k: Type.Integer({ minimum: 0 }),
+  stop_sequences: Type.Array(Type.String({ minLength: 1 })),
+};
+
+const optionalSettings = {
+  max_tokens: Type.Optional(modelSettings.max_tokens),
+  system: Type.Optional(modelSettings.system),
+  temperature: Type.Optional(modelSettings.temperature),
+  top_p: Type.Optional(modelSettings.top_p),
+  top_k: Type.Optional(modelSettings.top_k),
+  stop_sequences: Type.Optional(modelSettings.stop_sequences),
+};
+
+const Params = Type.Object(
+  {
+    model: Type.String({ minLength: 1, maxLength: 2048, description: 'A model id such as svc-mock.' }),
+    messages: Type.Optional(Type.Array(Message, { minItems: 1 })),
+    ...optionalSettings,
+  },
+  {
+    additionalProperties: false,
+    description: 'The model request. With `records`, holds `model` and settings shared by every record.',
+  },
+);
+
+const BatchRecord = Type.Object(
+  {
+    recordId: Type.String({ minLength: 1, maxLength: LIMITS.recordIdMaxLength }),
+    modelInput: Type.Object(
+      { messages: Type.Array(Message, { minItems: 1 }), ...optionalSettings },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const ObjectStoreCallback = Type.Object(
+  {
+    type: Type.Literal('object_store'),
+    connection_id: Type.String({ minLength: 1, maxLength: 256 }),
+    bucket_arn: Type.String({ minLength: 1, maxLength: 2048 }),
+    key_prefix: Type.Optional(Type.String({ maxLength: 1024, description: 'Default `convoy/`.' })),
+  },
+  { additionalProperties: false },
+);
+
+export const LoadCargoBody = Type.Object(
+  {
+    params: Params,
+    records: Type.Optional(
+      Type.Array(BatchRecord, {
+        minItems: 1,
+        maxItems: LIMITS.maxRecords,
+        description: 'Several requests in one cargo; each is sent to the provider on its own.',
+      }),
+    ),
+    callback_url: Type.Optional(
+      Type.Unsafe<string | null>({
+        type: ['string', 'null'],
+        maxLength: LIMITS.callbackUrlMaxLength,
+        description: 'Webhook target (absolute URL). Omit for mailbox-only cargo.',
+      }),
+    ),
+    callback: Type.Optional(ObjectStoreCallback),
+    metadata: Type.Optional(
+      Type.Unsafe<Record<string, unknown> | null>({
+        type: ['object', 'null'],
+        description:
+          'Opaque data echoed verbatim: at most 50 entries, keys ≤ 128 characters, values ≤ 2,048, 4 KB in all.',
+      }),
+    ),
+    result_ttl_seconds: Type.Integer({
+      minimum: LIMITS.ttlMinSeconds,
+      maximum: LIMITS.ttlMaxSeconds,
+      default: LIMITS.defaultTtlSeconds,
+      description: 'How long the stored result is kept: 1 hour to 30 days (default).',
+    }),
+  },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        params: {
+          model: 'svc-mock',
+          max_tokens: 256,
+          messages: [{ role: 'user', content: 'Summarize the plot of Hamlet in one sentence.' }],
+        },
+        callback_url: 'https://example.com/hooks/barge',
+        metadata: { ticket: 'T-1234' },
+      },
+      {
+        params: { model: 'svc-mock' },
+        records: [
+          { recordId: 'q1', modelInput: { max_tokens: 64, messages: [{ role: 'user', content: 'Hello' }] } },
+          { recordId: 'q2', modelInput: { messages: [{ role: 'user', content: 'Goodbye' }] } },
+        ],
+      },
+    ],
+  },
+);
+type LoadCargoBody = Static<typeof LoadCargoBody>;
+
+const LoadCargoResponse = Type.Object(
+  {
+    cargo_id: Type.String(),
+    status: Type.Literal('success'),
+    message: Type.String(),
+  },
+  {
+    examples: [{ cargo_id: 'crg_01jd5q3k8m9x2v4w6y8z0a1b2c', status: 'success', message: 'Cargo loaded successfully' }],
+  },
+);
+
+export interface LoadCargoDeps {
+  clock: Clock;
+  models: ModelRouter;
+  allowHttpCallbacks: boolean;
+  writeCargo: (row: NewCargo) => Promise<void>;
+  onRequest: onRequestHookHandler[];
+  authOf: (request: FastifyRequest) => AuthContext;
+}
+
+export function registerLoadCargo(app: FastifyInstance, deps: LoadCargoDeps): void {
+  app.post(
+    '/cargo/load',
+    {
+      onRequest: deps.onRequest,
+      schema: {
+        summary: 'Submit a model request for batch processing',
+        description:
+          'Validates and stores the request durably (a 200 means it is on disk) and returns its cargo id at once. Results arrive by webhook, object delivery, and always in the mailbox.',
+        tags: ['cargo'],
+        security: apiKeySecurity,
+        body: LoadCargoBody,
+        response: {
+          200: LoadCargoResponse,
+          400: {
+            ...ErrorBody,
+            description: 'Invalid request body; `errors` names every invalid field.',
+            examples: [
+              {
+                detail: 'Invalid request body: /params/temperature must be <= 1.',
+                errors: [{ path: '/params/temperature', message: 'must be <= 1' }],
+              },
+            ],
+          },
+          413: { ...ErrorBody, description: 'Body larger than the configured limit.' },
+          422: {
+            ...ErrorBody,
+            description: 'The object-delivery target is not usable.',
+            examples: [{ detail: { error: 'connection_not_found', message: 'No connection conn_x in this project.' } }],
+          },
+          ...authErrorResponses,
+        },
+      },
+    },
+    async (request) => {
+      const auth = deps.authOf(request);
+      const body = request.body as LoadCargoBody;
+      const problems = checkLoadRules({
+        params: body.params,
+        records: body.records,
+        metadata: body.metadata ?? undefined,
+      });
+      const route = deps.models.resolve(body.params.model);
+      if (!route) {
+        problems.push({
+          path: '/params/model',
+          message: `'${body.params.model}' is not a known model; known models: ${deps.models.knownModels().join(', ')}`,
+        });
+      }
+      if (body.callback_url != null) problems.push(...checkCallbackUrl(body.callback_url, deps.allowHttpCallbacks));
+      if (problems.length > 0 || !route) throw errors.invalidBody(problems);
+      if (body.callback) {
+        // Connections arrive with object delivery; until one exists no id can name one.
+        throw new ApiError(422, {
+          error: 'connection_not_found',
+          message: `No connection '${body.callback.connection_id}' in this project.`,
+        });
+      }
+
+      const now = deps.clock.now();
+      const requests = toProviderRequests(body);
+      const request_json = JSON.stringify({ requests });
+      const cargoId = newId('crg', now);
+      await deps.writeCargo({
+        id: cargoId,
+        project_id: auth.projectId,
+        status: 'pending',
+        model: body.params.model,
+        provider: route.provider,
+        provider_model: route.providerModel,
+        request: request_json,
+        request_count: requests.length,
+        request_bytes: Buffer.byteLength(request_json),
+        metadata: body.metadata == null ? null : JSON.stringify(body.metadata),
+        result_ttl_seconds: body.result_ttl_seconds,
+        callback_url: body.callback_url ?? null,
+        callback: body.callback ? JSON.stringify(body.callback) : null,
+        created_at: now,
+        updated_at: now,
+      });
+      return { cargo_id: cargoId, status: 'success' as const, message: 'Cargo loaded successfully' };
+    },
+  );
+}
+
+function checkCallbackUrl(raw: string, allowHttp: boolean): FieldError[] {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return [{ path: '/callback_url', message: 'must be an absolute URL' }];
+  }
+  if (url.protocol === 'https:' || (allowHttp && url.protocol === 'http:')) return [];
+  return [{ path: '/callback_url', message: allowHttp ? 'must be an http or https URL' : 'must be an https URL' }];
+}
+
+/** One provider request per record (or one for a plain cargo), with the shared settings applied. */
+function toProviderRequests(body: LoadCargoBody): CargoRecord[] | { modelInput: ModelInput }[] {
+  const { model: _model, messages, ...shared } = body.params;
+  const defaults = { ...shared, max_tokens: shared.max_tokens ?? LIMITS.defaultMaxTokens };
+  if (!body.records) return [{ modelInput: { ...defaults, messages: messages as ModelInput['messages'] } }];
+  return body.records.map((record) => ({
+    recordId: record.recordId,
+    modelInput: { ...defaults, ...record.modelInput } as ModelInput,
+  }));
+}

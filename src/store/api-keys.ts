@@ -1,0 +1,112 @@
+import type { Kysely } from 'kysely';
+import { apiKeyPrefix, generateApiKey, hashApiKey } from '../domain/api-keys.js';
+import { newId } from '../domain/ids.js';
+import type { ApiKeysTable, Schema } from './schema.js';
+
+export interface ApiKey {
+  id: string;
+  projectId: string;
+  name: string;
+  keyPrefix: string;
+  isActive: boolean;
+  expiresAt: number | null;
+  lastUsedAt: number | null;
+  createdAt: number;
+}
+
+function toApiKey(row: ApiKeysTable): ApiKey {
+  return {
+    id: row.id,
+    projectId: row.project_id,
+    name: row.name,
+    keyPrefix: row.key_prefix,
+    isActive: row.is_active === 1,
+    expiresAt: row.expires_at,
+    lastUsedAt: row.last_used_at,
+    createdAt: row.created_at,
+  };
+}
+
+/** Creates a key and returns it in full: the only time the full key exists outside its holder. */
+export async function createApiKey(
+  db: Kysely<Schema>,
+  input: { projectId: string; name: string; expiresAt: number | null; now: number },
+): Promise<{ apiKey: ApiKey; key: string }> {
+  const key = generateApiKey();
+  const row: ApiKeysTable = {
+    id: newId('key', input.now),
+    project_id: input.projectId,
+    name: input.name,
+    key_prefix: apiKeyPrefix(key),
+    key_hash: hashApiKey(key),
+    is_active: 1,
+    expires_at: input.expiresAt,
+    last_used_at: null,
+    created_at: input.now,
+  };
+  await db.insertInto('api_keys').values(row).execute();
+  return { apiKey: toApiKey(row), key };
+}
+
+export async function listApiKeys(db: Kysely<Schema>, projectId: string): Promise<ApiKey[]> {
+  const rows = await db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .orderBy('created_at')
+    .execute();
+  return rows.map(toApiKey);
+}
+
+export async function deactivateApiKey(db: Kysely<Schema>, keyId: string): Promise<ApiKey | undefined> {
+  const row = await db
+    .updateTable('api_keys')
+    .set({ is_active: 0 })
+    .where('id', '=', keyId)
+    .returningAll()
+    .executeTakeFirst();
+  return row && toApiKey(row);
+}
+
+/** What authentication needs to know about a key, found by the SHA-256 of the presented key. */
+export interface KeyCredentials {
+  keyId: string;
+  keyIsActive: boolean;
+  expiresAt: number | null;
+  projectId: string;
+  projectSlug: string;
+  projectIsActive: boolean;
+  projectRateLimitMax: number | null;
+}
+
+export async function findKeyCredentials(db: Kysely<Schema>, keyHash: string): Promise<KeyCredentials | undefined> {
+  const row = await db
+    .selectFrom('api_keys as k')
+    .innerJoin('projects as p', 'p.id', 'k.project_id')
+    .select([
+      'k.id as key_id',
+      'k.is_active as key_is_active',
+      'k.expires_at',
+      'p.id as project_id',
+      'p.slug',
+      'p.is_active as project_is_active',
+      'p.rate_limit_max',
+    ])
+    .where('k.key_hash', '=', keyHash)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    keyId: row.key_id,
+    keyIsActive: row.key_is_active === 1,
+    expiresAt: row.expires_at,
+    projectId: row.project_id,
+    projectSlug: row.slug,
+    projectIsActive: row.project_is_active === 1,
+    projectRateLimitMax: row.rate_limit_max,
+  };
+}
+
+export async function touchApiKeys(db: Kysely<Schema>, keyIds: string[], now: number): Promise<void> {
+  if (keyIds.length === 0) return;
+  await db.updateTable('api_keys').set({ last_used_at: now }).where('id', 'in', keyIds).execute();
+}

@@ -1,0 +1,83 @@
+import type { Kysely } from 'kysely';
+import type { CargoStatus } from '../domain/statuses.js';
+import type { CargoTable, Schema } from './schema.js';
+
+export type NewCargo = CargoTable;
+
+// SQLite binds at most 32,766 parameters per statement; 15 columns × 1,000 rows stays well below.
+const INSERT_CHUNK = 1000;
+
+/** Inserts many cargo rows in one transaction (the group-commit writer's flush). */
+export async function insertCargo(db: Kysely<Schema>, rows: NewCargo[]): Promise<void> {
+  if (rows.length <= INSERT_CHUNK) {
+    await db.insertInto('cargo').values(rows).execute();
+    return;
+  }
+  await db.transaction().execute(async (tx) => {
+    for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+      await tx
+        .insertInto('cargo')
+        .values(rows.slice(i, i + INSERT_CHUNK))
+        .execute();
+    }
+  });
+}
+
+/** What tracking and the mailbox need: the cargo's state and, when there is one, its result. */
+export interface CargoView {
+  id: string;
+  status: CargoStatus;
+  metadata: string | null;
+  createdAt: number;
+  updatedAt: number;
+  result: {
+    success: boolean;
+    response: string | null;
+    errorMessage: string | null;
+    createdAt: number;
+    purged: boolean;
+  } | null;
+}
+
+export async function findCargoForProject(
+  db: Kysely<Schema>,
+  projectId: string,
+  cargoId: string,
+): Promise<CargoView | undefined> {
+  const row = await db
+    .selectFrom('cargo as c')
+    .leftJoin('results as r', 'r.cargo_id', 'c.id')
+    .select([
+      'c.id',
+      'c.status',
+      'c.metadata',
+      'c.created_at',
+      'c.updated_at',
+      'r.success',
+      'r.response',
+      'r.error_message',
+      'r.created_at as result_created_at',
+      'r.purged_at',
+    ])
+    .where('c.id', '=', cargoId)
+    .where('c.project_id', '=', projectId)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    id: row.id,
+    status: row.status,
+    metadata: row.metadata,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    result:
+      row.success === null || row.result_created_at === null
+        ? null
+        : {
+            success: row.success === 1,
+            response: row.response,
+            errorMessage: row.error_message,
+            createdAt: row.result_created_at,
+            purged: row.purged_at !== null,
+          },
+  };
+}
