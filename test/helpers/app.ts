@@ -1,0 +1,102 @@
+import type { FastifyInstance } from 'fastify';
+import { type Config, loadConfig } from '../../src/config.js';
+import { type Clock, systemClock } from '../../src/domain/clock.js';
+import { buildApp } from '../../src/http/app.js';
+import { defaultModelRouter } from '../../src/providers/registry.js';
+import { createApiKey } from '../../src/store/api-keys.js';
+import { insertCargo, type NewCargo } from '../../src/store/cargo.js';
+import type { Database } from '../../src/store/database.js';
+import { GroupCommitWriter } from '../../src/store/group-commit.js';
+import { createProject } from '../../src/store/projects.js';
+
+export interface TestApp {
+  app: FastifyInstance;
+  url: string;
+  /** fetch against the app; JSON bodies are serialized and the response body parsed. */
+  request(
+    method: string,
+    path: string,
+    options?: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> },
+  ): Promise<{ status: number; headers: Headers; body: any; text: string }>;
+  close(): Promise<void>;
+}
+
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return {
+    ...loadConfig({ BARGE_LOG_LEVEL: 'silent' }),
+    keyCacheTtlMs: 0,
+    ...overrides,
+  };
+}
+
+/** A real listening server on a loopback port over the given database. */
+export async function startTestApp(
+  database: Database,
+  options: { config?: Partial<Config>; clock?: Clock } = {},
+): Promise<TestApp> {
+  const config = testConfig(options.config);
+  const writer = new GroupCommitWriter<NewCargo>((rows) => insertCargo(database.db, rows), {
+    intervalMs: config.commitIntervalMs,
+    maxRows: 1000,
+  });
+  const app = await buildApp({
+    config,
+    database,
+    clock: options.clock ?? systemClock,
+    models: defaultModelRouter(),
+    writeCargo: (row) => writer.write(row),
+    version: '0.0.0-test',
+  });
+  const url = await app.listen({ host: '127.0.0.1', port: 0 });
+  return {
+    app,
+    url,
+    async request(method, path, opts = {}) {
+      const headers: Record<string, string> = { ...opts.headers };
+      if (opts.key !== undefined) headers['x-api-key'] = opts.key;
+      let body: string | undefined = opts.rawBody;
+      if (opts.body !== undefined) {
+        body = JSON.stringify(opts.body);
+        headers['content-type'] ??= 'application/json';
+      }
+      const res = await fetch(url + path, { method, headers, body });
+      const text = await res.text();
+      let parsed: unknown = null;
+      try {
+        parsed = text ? JSON.parse(text) : null;
+      } catch {
+        parsed = null;
+      }
+      return { status: res.status, headers: res.headers, body: parsed, text };
+    },
+    async close() {
+      await app.close();
+      await writer.close();
+    },
+  };
+}
+
+let projectCounter = 0;
+
+/** Each test makes its own project, with one key. */
+export async function createProjectWithKey(
+  database: Database,
+  options: { expiresAt?: number | null; now?: number } = {},
+): Promise<{ projectId: string; slug: string; key: string; keyId: string }> {
+  const now = options.now ?? Date.now();
+  const slug = `p-${process.pid}-${++projectCounter}-${Math.random().toString(36).slice(2, 8)}`;
+  const project = await createProject(database.db, slug, now);
+  if (project === 'slug_taken') throw new Error('slug collision');
+  const { apiKey, key } = await createApiKey(database.db, {
+    projectId: project.id,
+    name: 'test',
+    expiresAt: options.expiresAt ?? null,
+    now,
+  });
+  return { projectId: project.id, slug, key, keyId: apiKey.id };
+}
+
+export const mockBody = (content = 'Hello there', extra: Record<string, unknown> = {}) => ({
+  params: { model: 'svc-mock', messages: [{ role: 'user', content }] },
+  ...extra,
+});
