@@ -1,3 +1,7 @@
+import { isIP } from 'node:net';
+import { DEFAULT_RETRY_DELAYS_MS, parseRetryDelays } from './domain/retry-schedule.js';
+import { parseSecretKey } from './domain/secret-box.js';
+
 /**
  * The one configuration object. Everything reads it from here, passed in; no other module looks at
  * process.env. A bad value stops the process with a message that names the variable.
@@ -17,6 +21,55 @@ export interface Config {
   keyCacheTtlMs: number;
   /** Accept plain-http callback URLs and deliver to private addresses (development, tests). */
   allowPrivateCallbacks: boolean;
+  pipeline: {
+    /** Requests per batch at most, below each provider's own limit. */
+    batchMaxSize: number;
+    /** Wait before a partial batch is flushed; null keeps each provider's default. */
+    batchMaxWaitMs: number | null;
+    leaseMs: number;
+    concurrency: number;
+    workerId: string | null;
+  };
+  /** How long a svc-mock job runs. */
+  mockLatencyMs: number;
+  delivery: {
+    /** Waits before each retry, from the previous attempt's start (BARGE_WEBHOOK_RETRY_DELAYS_MS). */
+    retryDelaysMs: number[];
+    /** A webhook receiver must answer within this. */
+    webhookTimeoutMs: number;
+    maxInFlight: number;
+    maxPerHost: number;
+  };
+  /** Object delivery to customers' buckets (callback type `object_store`). */
+  objectStore: ObjectStoreConfig;
+  /** Encrypts connection secrets at rest (BARGE_SECRET_KEY, 32 bytes); null: none can be stored. */
+  secretKey: Buffer | null;
+  /** The service's public address, for links it hands out (a delivered object's `result_url`). */
+  publicBaseUrl: string;
+  /** Outgoing mail (a connection's incident mail); null url: no mail is sent. */
+  smtp: { url: string | null; from: string };
+}
+
+export interface ObjectStoreConfig {
+  /** Region for STS and for buckets whose region S3 does not report (S3-compatible stores). */
+  region: string;
+  /** Overrides of the AWS endpoints: tests, and S3-compatible stores for every connection. */
+  s3Endpoint: string | null;
+  stsEndpoint: string | null;
+  /** Path-style addressing (`endpoint/bucket/key`), which most S3-compatible stores need. */
+  forcePathStyle: boolean;
+  /** Lifetime of assumed-role sessions; cached until shortly before they expire. */
+  sessionSeconds: number;
+  /** Budget of one delivery attempt, throttling backoff included. */
+  attemptTimeoutMs: number;
+  /** Backoff on storage throttling (SlowDown, 503): the first delay's cap and how many retries. */
+  throttleBaseDelayMs: number;
+  throttleRetries: number;
+  /**
+   * The service's own AWS credentials. Null (the default) uses the standard AWS credential chain
+   * (environment, shared files, instance or task role); set only by code, e.g. tests.
+   */
+  credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | null;
 }
 
 export class ConfigError extends Error {
@@ -36,7 +89,7 @@ export function loadConfig(source: Env = process.env): Config {
   const env = oneOf(read, 'BARGE_ENV', ['development', 'production'], 'development');
   return {
     env,
-    host: read('HOST') ?? '0.0.0.0',
+    host: hostName(read('HOST') ?? '0.0.0.0'),
     port: integer(read, 'PORT', 8080, 0, 65535),
     databaseUrl: databaseUrl(read('BARGE_DATABASE_URL') ?? 'sqlite:./data/barge.sqlite'),
     bodyLimitBytes: integer(read, 'BARGE_BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024, 1024 ** 3),
@@ -48,6 +101,40 @@ export function loadConfig(source: Env = process.env): Config {
     commitIntervalMs: integer(read, 'BARGE_COMMIT_INTERVAL_MS', 1, 0, 1000),
     keyCacheTtlMs: integer(read, 'BARGE_KEY_CACHE_TTL_MS', 10_000, 0, 3_600_000),
     allowPrivateCallbacks: boolean(read, 'BARGE_ALLOW_PRIVATE_CALLBACKS', env === 'development'),
+    pipeline: {
+      batchMaxSize: integer(read, 'BARGE_BATCH_MAX_SIZE', 10_000, 1, 100_000),
+      batchMaxWaitMs:
+        read('BARGE_BATCH_MAX_WAIT_MS') === undefined
+          ? null
+          : integer(read, 'BARGE_BATCH_MAX_WAIT_MS', 0, 0, 86_400_000),
+      leaseMs: integer(read, 'BARGE_LEASE_MS', 60_000, 1000, 3_600_000),
+      concurrency: integer(read, 'BARGE_WORKER_CONCURRENCY', 4, 1, 64),
+      workerId: read('BARGE_WORKER_ID') ?? null,
+    },
+    mockLatencyMs: integer(read, 'BARGE_MOCK_LATENCY_MS', 60_000, 0, 86_400_000),
+    delivery: {
+      retryDelaysMs: retryDelays(read('BARGE_WEBHOOK_RETRY_DELAYS_MS')),
+      webhookTimeoutMs: integer(read, 'BARGE_WEBHOOK_TIMEOUT_MS', 30_000, 100, 300_000),
+      maxInFlight: integer(read, 'BARGE_DELIVERY_CONCURRENCY', 256, 1, 10_000),
+      maxPerHost: integer(read, 'BARGE_DELIVERY_PER_HOST', 32, 1, 10_000),
+    },
+    objectStore: {
+      region: awsRegion(read('BARGE_AWS_REGION') ?? 'us-east-1'),
+      s3Endpoint: endpointUrl(read, 'BARGE_AWS_S3_ENDPOINT'),
+      stsEndpoint: endpointUrl(read, 'BARGE_AWS_STS_ENDPOINT'),
+      forcePathStyle: boolean(read, 'BARGE_AWS_S3_FORCE_PATH_STYLE', false),
+      sessionSeconds: integer(read, 'BARGE_AWS_SESSION_SECONDS', 3600, 900, 43_200),
+      attemptTimeoutMs: integer(read, 'BARGE_OBJECT_DELIVERY_TIMEOUT_MS', 60_000, 1000, 600_000),
+      throttleBaseDelayMs: integer(read, 'BARGE_OBJECT_THROTTLE_BASE_MS', 200, 1, 10_000),
+      throttleRetries: integer(read, 'BARGE_OBJECT_THROTTLE_RETRIES', 8, 0, 20),
+      credentials: null,
+    },
+    secretKey: secretKey(read('BARGE_SECRET_KEY')),
+    publicBaseUrl: publicBaseUrl(read('BARGE_PUBLIC_BASE_URL'), read('PORT')),
+    smtp: {
+      url: smtpUrl(read('BARGE_SMTP_URL')),
+      from: mailAddress(read('BARGE_SMTP_FROM') ?? 'barge <barge@localhost>'),
+    },
   };
 }
 
@@ -66,6 +153,15 @@ function integer(
     throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
   }
   return value;
+}
+
+function retryDelays(raw: string | undefined): number[] {
+  if (raw === undefined) return [...DEFAULT_RETRY_DELAYS_MS];
+  const delays = parseRetryDelays(raw);
+  if (!delays) {
+    throw new ConfigError('BARGE_WEBHOOK_RETRY_DELAYS_MS', `must be comma-separated milliseconds, got '${raw}'`);
+  }
+  return delays;
 }
 
 function boolean(read: (name: string) => string | undefined, name: string, fallback: boolean): boolean {
@@ -90,6 +186,12 @@ function oneOf<T extends string>(
   return raw as T;
 }
 
+/** An address or a host name to listen on; a URL or `host:port` here would only fail at listen. */
+function hostName(raw: string): string {
+  if (isIP(raw) !== 0 || /^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*$/.test(raw)) return raw;
+  throw new ConfigError('HOST', `must be an IP address or a host name, got '${raw}'`);
+}
+
 function databaseUrl(raw: string): string {
   if (/^postgres(ql)?:\/\//.test(raw)) {
     try {
@@ -99,9 +201,70 @@ function databaseUrl(raw: string): string {
     }
     return raw;
   }
-  if (raw.startsWith('sqlite:')) return raw;
+  if (raw.startsWith('sqlite:')) {
+    if (raw === 'sqlite:') throw new ConfigError('BARGE_DATABASE_URL', 'names no file; use sqlite:<path>');
+    return raw;
+  }
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) {
     throw new ConfigError('BARGE_DATABASE_URL', `must be postgres://... or sqlite:<path>, got '${raw}'`);
   }
   return `sqlite:${raw}`;
+}
+
+function awsRegion(raw: string): string {
+  if (/^[a-z0-9]+(-[a-z0-9]+)*$/.test(raw)) return raw;
+  throw new ConfigError('BARGE_AWS_REGION', `must be a region name such as eu-west-1, got '${raw}'`);
+}
+
+function httpUrl(raw: string): URL | null {
+  try {
+    const url = new URL(raw);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url : null;
+  } catch {
+    return null;
+  }
+}
+
+function endpointUrl(read: (name: string) => string | undefined, name: string): string | null {
+  const raw = read(name);
+  if (raw === undefined) return null;
+  const url = httpUrl(raw);
+  if (!url || url.search || url.hash || url.username || url.password) {
+    throw new ConfigError(name, `must be an http(s) URL without query or credentials, got '${raw}'`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+/** Never echoed: the value is a key. */
+function secretKey(raw: string | undefined): Buffer | null {
+  if (raw === undefined) return null;
+  const key = parseSecretKey(raw);
+  if (!key) throw new ConfigError('BARGE_SECRET_KEY', 'must be 32 bytes written as 64 hex characters or base64');
+  return key;
+}
+
+function publicBaseUrl(raw: string | undefined, port: string | undefined): string {
+  if (raw === undefined) return `http://localhost:${port ?? '8080'}`;
+  const url = httpUrl(raw);
+  if (!url || url.search || url.hash) {
+    throw new ConfigError('BARGE_PUBLIC_BASE_URL', `must be an absolute http(s) URL without query, got '${raw}'`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+/** Not echoed: an SMTP URL may carry a password. */
+function smtpUrl(raw: string | undefined): string | null {
+  if (raw === undefined) return null;
+  try {
+    const url = new URL(raw);
+    if ((url.protocol === 'smtp:' || url.protocol === 'smtps:') && url.hostname) return raw;
+  } catch {
+    // reported below
+  }
+  throw new ConfigError('BARGE_SMTP_URL', 'must be an smtp:// or smtps:// URL, e.g. smtp://user:pass@mail.example:587');
+}
+
+function mailAddress(raw: string): string {
+  if (/^[^<>@\s]+@[^<>@\s]+$/.test(raw) || /^[^<>]*<[^<>@\s]+@[^<>@\s]+>$/.test(raw)) return raw;
+  throw new ConfigError('BARGE_SMTP_FROM', `must be an address such as 'barge <barge@example.com>', got '${raw}'`);
 }

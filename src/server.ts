@@ -1,13 +1,17 @@
 import type { FastifyInstance } from 'fastify';
+import { pino } from 'pino';
 import type { Config } from './config.js';
+import { buildChannels, delivererSettings } from './delivery/registry.js';
 import { type Clock, systemClock } from './domain/clock.js';
 import { buildApp } from './http/app.js';
-import { defaultModelRouter } from './providers/registry.js';
+import { newWorkerId, PipelineWorker } from './pipeline/worker.js';
+import { buildProviders, defaultModelRouter } from './providers/registry.js';
 import { createApiKey } from './store/api-keys.js';
 import { insertCargo, type NewCargo } from './store/cargo.js';
 import { type Database, openDatabase } from './store/database.js';
 import { GroupCommitWriter } from './store/group-commit.js';
 import { migrate } from './store/migrate.js';
+import { NEW_CARGO_CHANNEL, notifyNewCargo } from './store/notify.js';
 import { countProjects, createProject } from './store/projects.js';
 import { packageVersion } from './version.js';
 
@@ -15,6 +19,7 @@ export type Role = 'all' | 'api' | 'worker';
 
 export interface Service {
   app: FastifyInstance | null;
+  worker: PipelineWorker | null;
   database: Database;
   /** The address the API listens on, when it does. */
   url: string | null;
@@ -42,19 +47,60 @@ export async function startService(options: StartOptions): Promise<Service> {
     throw err;
   }
 
+  const logger = pino({
+    level: config.logLevel,
+    redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization'], censor: '[redacted]' },
+  });
+
+  let worker: PipelineWorker | null = null;
+  let unlisten: (() => Promise<void>) | null = null;
+  if (role === 'all' || role === 'worker') {
+    const pipelineWorker = new PipelineWorker(
+      {
+        database,
+        clock,
+        providers: buildProviders(config, database, clock),
+        settings: { ...config.pipeline, purgeChunk: 1000 },
+        workerId: config.pipeline.workerId ?? newWorkerId(),
+        log: logger.child({ component: 'pipeline' }),
+      },
+      {
+        // With PostgreSQL, API processes wake workers by NOTIFY; the poll is only a safety net.
+        idleMaxMs: database.dialect === 'postgres' ? 5_000 : 30_000,
+        delivery: {
+          channels: buildChannels(config, packageVersion(), {
+            database,
+            clock,
+            log: logger.child({ component: 'delivery' }),
+          }),
+          settings: delivererSettings(config),
+          shutdownGraceMs: 10_000,
+        },
+      },
+    );
+    worker = pipelineWorker;
+    worker.start();
+    if (database.listen) unlisten = await database.listen(NEW_CARGO_CHANNEL, () => pipelineWorker.wake());
+  }
+
   let app: FastifyInstance | null = null;
   let writer: GroupCommitWriter<NewCargo> | null = null;
   let url: string | null = null;
   if (role === 'all' || role === 'api') {
-    const cargoWriter = new GroupCommitWriter<NewCargo>((rows) => insertCargo(database.db, rows), {
-      intervalMs: config.commitIntervalMs,
-      maxRows: 5000,
-    });
+    const cargoWriter = new GroupCommitWriter<NewCargo>(
+      async (rows) => {
+        await insertCargo(database.db, rows);
+        await notifyNewCargo(database);
+        worker?.wake();
+      },
+      { intervalMs: config.commitIntervalMs, maxRows: 5000 },
+    );
     writer = cargoWriter;
     app = await buildApp({
       config,
       database,
       clock,
+      logger,
       models: defaultModelRouter(),
       writeCargo: (row) => cargoWriter.write(row),
       version: packageVersion(),
@@ -65,18 +111,35 @@ export async function startService(options: StartOptions): Promise<Service> {
   let closing: Promise<void> | null = null;
   return {
     app,
+    worker,
     database,
     url,
     close() {
       closing ??= (async () => {
-        // Stop taking requests and let in-flight ones finish (their rows commit), then the rest.
-        if (app) await app.close();
+        // Stop taking requests and let in-flight ones commit, then finish or release worker leases.
+        if (app) await closeApp(app);
         if (writer) await writer.close();
+        if (unlisten) await unlisten();
+        if (worker) await worker.stop();
         await database.close();
       })();
       return closing;
     },
   };
+}
+
+/**
+ * Closes the HTTP server without waiting out keep-alive connections. Node closes only connections
+ * that are idle when close() is called; one whose request was still in flight then stays open,
+ * idle, until the client or the keep-alive timeout (72 s) drops it, and holds up the shutdown.
+ */
+async function closeApp(app: FastifyInstance): Promise<void> {
+  const reap = setInterval(() => app.server.closeIdleConnections(), 100);
+  try {
+    await app.close();
+  } finally {
+    clearInterval(reap);
+  }
 }
 
 /**
@@ -106,7 +169,7 @@ async function createDevelopmentProject(
       '',
       `    ${key}`,
       '',
-      'Try: curl -H "X-API-Key: <key>" http://localhost:8080/health',
+      'Next: the README walks through loading a svc-mock cargo with it (POST /cargo/load).',
       '',
     ].join('\n'),
   );

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { loadConfig } from '../config.js';
 import { type Clock, systemClock } from '../domain/clock.js';
-import { openDatabase } from '../store/database.js';
+import { type Database, openDatabase } from '../store/database.js';
 import { migrate } from '../store/migrate.js';
 import type { Schema } from '../store/schema.js';
 import { type Output, printError } from './output.js';
@@ -9,7 +9,7 @@ import { type Output, printError } from './output.js';
 export interface CommandContext {
   run: (
     opts: { json?: boolean },
-    body: (ctx: { db: Kysely<Schema>; clock: Clock; out: Output }) => Promise<void>,
+    body: (ctx: { db: Kysely<Schema>; database: Database; clock: Clock; out: Output }) => Promise<void>,
   ) => Promise<void>;
 }
 
@@ -23,7 +23,7 @@ export const runCommand: CommandContext['run'] = async (opts, body) => {
     const database = openDatabase(loadConfig().databaseUrl);
     try {
       await migrate(database);
-      await body({ db: database.db, clock: systemClock, out });
+      await body({ db: database.db, database, clock: systemClock, out });
     } finally {
       await database.close();
     }

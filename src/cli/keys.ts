@@ -9,11 +9,17 @@ import { CliError, print, table } from './output.js';
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
 
 function parseExpiry(raw: string, now: number): number {
-  const ms = ISO_8601.test(raw) ? Date.parse(raw) : Number.NaN;
+  const ms = ISO_8601.test(raw) && isCalendarDate(raw) ? Date.parse(raw) : Number.NaN;
   if (Number.isNaN(ms))
     throw new CliError(`invalid --expires-at '${raw}': use an ISO 8601 date, e.g. 2027-01-31T00:00:00Z`);
   if (ms <= now) throw new CliError(`invalid --expires-at '${raw}': it is not in the future`);
   return ms;
+}
+
+/** Date.parse rolls 2027-02-30 over to March 2 instead of refusing it. */
+function isCalendarDate(raw: string): boolean {
+  const [year, month, day] = raw.slice(0, 10).split('-').map(Number) as [number, number, number];
+  return month >= 1 && month <= 12 && day >= 1 && day <= new Date(Date.UTC(year, month, 0)).getUTCDate();
 }
 
 const maybeIso = (ms: number | null) => (ms === null ? null : isoTime(ms));

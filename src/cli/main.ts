@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig } from '../config.js';
-import { type Role, startService } from '../server.js';
+import type { Role } from '../server.js';
 import { openDatabase } from '../store/database.js';
 import { migrate } from '../store/migrate.js';
 import { packageVersion } from '../version.js';
+import { registerCargoCommands } from './cargo.js';
+import { registerConnectionCommands } from './connections.js';
 import { runCommand } from './context.js';
 import { registerKeyCommands } from './keys.js';
 import { print, printError } from './output.js';
@@ -26,12 +28,11 @@ program
     try {
       const config = loadConfig();
       if (opts.port !== undefined) config.port = opts.port;
-      const service = await startService({ config, role: opts.role });
-      print(
-        out,
-        { role: opts.role, url: service.url },
-        () => `barge ${opts.role} ${service.url ? `listening on ${service.url}` : 'running'}`,
-      );
+      // With --json, stdout carries only JSON: the first-start key message goes to stderr.
+      const announce = out.json ? (text: string) => process.stderr.write(text) : undefined;
+      // Loaded here, not at the top: the HTTP stack would add ~0.3 s to every admin command.
+      const { startService } = await import('../server.js');
+      const service = await startService({ config, role: opts.role, ...(announce ? { announce } : {}) });
       const stop = (signal: string) => {
         service.app?.log.info({ signal }, 'shutting down');
         service.close().then(
@@ -42,8 +43,15 @@ program
           },
         );
       };
+      // Handlers first, then the ready line: a supervisor that signals as soon as it reads the
+      // line must get a clean shutdown, not the default kill.
       process.once('SIGTERM', () => stop('SIGTERM'));
       process.once('SIGINT', () => stop('SIGINT'));
+      print(
+        out,
+        { role: opts.role, url: service.url },
+        () => `barge ${opts.role} ${service.url ? `listening on ${service.url}` : 'running'}`,
+      );
     } catch (err) {
       printError(out, err);
       process.exit(1);
@@ -72,6 +80,8 @@ program
 
 registerProjectCommands(program, runCommand);
 registerKeyCommands(program, runCommand);
+registerCargoCommands(program, runCommand);
+registerConnectionCommands(program, runCommand);
 
 function parseRole(value: string): Role {
   if (value === 'all' || value === 'api' || value === 'worker') return value;

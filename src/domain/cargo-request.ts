@@ -42,6 +42,8 @@ export function checkLoadRules(body: {
   params: { messages?: unknown };
   records?: { recordId: string }[];
   metadata?: Record<string, unknown>;
+  /** The metadata's JSON text as it will be stored and echoed; defaults to JSON.stringify. */
+  metadataJson?: string;
 }): FieldError[] {
   const problems: FieldError[] = [];
   if (body.records === undefined && body.params.messages === undefined) {
@@ -59,11 +61,11 @@ export function checkLoadRules(body: {
       seen.add(record.recordId);
     });
   }
-  if (body.metadata) problems.push(...checkMetadata(body.metadata));
+  if (body.metadata) problems.push(...checkMetadata(body.metadata, body.metadataJson));
   return problems;
 }
 
-export function checkMetadata(metadata: Record<string, unknown>): FieldError[] {
+export function checkMetadata(metadata: Record<string, unknown>, json?: string): FieldError[] {
   const problems: FieldError[] = [];
   const keys = Object.keys(metadata);
   if (keys.length > LIMITS.metadataMaxEntries) {
@@ -78,22 +80,39 @@ export function checkMetadata(metadata: Record<string, unknown>): FieldError[] {
       problems.push({ path, message: `key is longer than ${LIMITS.metadataMaxKeyLength} characters` });
     }
     const value = metadata[key];
-    const length = [...(typeof value === 'string' ? value : JSON.stringify(value))].length;
-    if (length > LIMITS.metadataMaxValueLength) {
+    const text = typeof value === 'string' ? value : jsonText(value);
+    if (text === undefined || [...text].length > LIMITS.metadataMaxValueLength) {
       problems.push({
         path,
         message: `value is longer than ${LIMITS.metadataMaxValueLength} characters`,
       });
     }
   }
-  const bytes = Buffer.byteLength(JSON.stringify(metadata), 'utf8');
+  const text = json ?? jsonText(metadata);
+  const bytes = text === undefined ? Number.POSITIVE_INFINITY : Buffer.byteLength(text, 'utf8');
   if (bytes > LIMITS.metadataMaxBytes) {
     problems.push({
       path: '/metadata',
-      message: `is ${bytes} bytes as JSON; at most ${LIMITS.metadataMaxBytes} are allowed`,
+      message:
+        text === undefined
+          ? `is nested too deeply; at most ${LIMITS.metadataMaxBytes} bytes as JSON are allowed`
+          : `is ${bytes} bytes as JSON; at most ${LIMITS.metadataMaxBytes} are allowed`,
     });
   }
   return problems;
+}
+
+/**
+ * JSON.stringify recurses, so a parsed value nested a few thousand levels deep (JSON.parse does not
+ * mind) overflows the stack. Such a value is far over every metadata limit anyway: undefined.
+ */
+function jsonText(value: unknown): string | undefined {
+  try {
+    return JSON.stringify(value);
+  } catch (err) {
+    if (err instanceof RangeError) return undefined;
+    throw err;
+  }
 }
 
 function escapePointer(key: string): string {

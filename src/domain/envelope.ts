@@ -26,3 +26,20 @@ export function mailboxEnvelopeJson(result: StoredResult): string {
     `,"metadata":${result.metadataJson ?? 'null'}}`
   );
 }
+
+/**
+ * The webhook body (interface document 6.1 and 6.2): `error` and `error_message` carry the same
+ * text on failure, and the metadata is echoed. Built from the stored texts, so every attempt sends
+ * the same bytes.
+ */
+export function webhookPayloadJson(result: Omit<StoredResult, 'createdAt'>): string {
+  const error = result.success ? null : (result.errorMessage ?? 'failed');
+  return (
+    `{"cargo_id":${JSON.stringify(result.cargoId)}` +
+    `,"success":${result.success}` +
+    `,"response":${result.success ? (result.responseJson ?? 'null') : 'null'}` +
+    `,"error":${JSON.stringify(error)}` +
+    `,"error_message":${JSON.stringify(error)}` +
+    `,"metadata":${result.metadataJson ?? 'null'}}`
+  );
+}

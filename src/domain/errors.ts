@@ -31,12 +31,26 @@ export const errors = {
   invalidBody: (fieldErrors: FieldError[]) => new ApiError(400, summarize(fieldErrors), { errors: fieldErrors }),
   malformedJson: (why: string) => new ApiError(400, `Request body is not valid JSON: ${why}`),
   unsupportedMediaType: (type: string) =>
-    new ApiError(415, `Unsupported Content-Type '${type}'. Send application/json.`),
+    new ApiError(
+      415,
+      type
+        ? `Unsupported Content-Type '${type}'. Send application/json.`
+        : 'Missing Content-Type. Send application/json.',
+    ),
   bodyTooLarge: (limit: number) => new ApiError(413, `Request body is larger than the limit of ${limit} bytes.`),
   routeNotFound: (method: string, url: string) => new ApiError(404, `Route ${method} ${url} not found.`),
   methodNotAllowed: (method: string, allowed: string[]) =>
     new ApiError(405, `Method ${method} is not allowed here. Allowed: ${allowed.join(', ')}.`, {
       headers: { allow: allowed.join(', ') },
+    }),
+  connectionNotFound: (connectionId: string) =>
+    new ApiError(422, { error: 'connection_not_found', message: `No connection '${connectionId}' in this project.` }),
+  invalidKeyPrefix: (keyPrefix: string, problem: string) =>
+    new ApiError(422, { error: 'invalid_key_prefix', message: `key_prefix '${keyPrefix}' ${problem}.` }),
+  targetNotAllowed: (bucketArn: string, connectionId: string) =>
+    new ApiError(422, {
+      error: 'target_not_allowed',
+      message: `Bucket '${bucketArn}' is not on the allow-list of connection '${connectionId}'.`,
     }),
   rateLimited: (retryAfterSeconds: number) =>
     new ApiError(429, 'Rate limit exceeded', {

@@ -3,7 +3,7 @@ import { monotonicFactory } from 'ulid';
 // ULIDs sort by creation time, which keeps primary-key inserts append-only in both databases.
 const nextUlid = monotonicFactory();
 
-export type IdPrefix = 'crg' | 'prj' | 'key' | 'bat' | 'dlv' | 'att' | 'conn';
+export type IdPrefix = 'crg' | 'prj' | 'key' | 'bat' | 'job' | 'dlv' | 'att' | 'conn';
 
 export function newId(prefix: IdPrefix, now: number = Date.now()): string {
   return `${prefix}_${nextUlid(now).toLowerCase()}`;

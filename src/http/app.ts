@@ -1,8 +1,9 @@
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import type { Clock } from '../domain/clock.js';
 import type { ModelRouter } from '../providers/routing.js';
 import type { NewCargo } from '../store/cargo.js';
+import { findProjectConnection } from '../store/connections.js';
 import type { Database } from '../store/database.js';
 import { type AuthContext, Authenticator } from './auth.js';
 import { registerDocs } from './docs.js';
@@ -17,6 +18,8 @@ export interface AppDeps {
   config: Config;
   database: Database;
   clock: Clock;
+  /** A pino logger; without one, the app logs at config.logLevel on its own. */
+  logger?: FastifyBaseLogger;
   models: ModelRouter;
   /** Durably stores a new cargo row; resolves once committed (the group-commit writer). */
   writeCargo: (row: NewCargo) => Promise<void>;
@@ -24,6 +27,8 @@ export interface AppDeps {
 }
 
 const authContexts = new WeakMap<FastifyRequest, AuthContext>();
+/** The JSON text of each request body, for what must be echoed exactly as sent (metadata). */
+const rawBodies = new WeakMap<FastifyRequest, string>();
 
 function authOf(request: FastifyRequest): AuthContext {
   const auth = authContexts.get(request);
@@ -35,11 +40,18 @@ function authOf(request: FastifyRequest): AuthContext {
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps;
   const app = Fastify({
-    logger: {
-      level: config.logLevel,
-      redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization'], censor: '[redacted]' },
-    },
+    ...(deps.logger
+      ? { loggerInstance: deps.logger }
+      : {
+          logger: {
+            level: config.logLevel,
+            redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization'], censor: '[redacted]' },
+          },
+        }),
     bodyLimit: config.bodyLimitBytes,
+    // While shutting down, requests still arriving on open connections are served (their rows
+    // commit before the writer closes) instead of getting Fastify's own 503 body without `detail`.
+    return503OnClosing: false,
     // Request ids let a 500 be matched to its log line.
     requestIdHeader: false,
     genReqId: () => crypto.randomUUID(),
@@ -54,6 +66,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   });
   installErrorHandling(app, config.bodyLimitBytes);
+  // JSON only: without this, Fastify's built-in text/plain parser turns a plain-text body into a
+  // 400 "must be object" instead of the 415 it is.
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    rawBodies.set(request, body as string);
+    parseJson(request, body as string, done);
+  });
 
   const authenticator = new Authenticator(deps.database.db, deps.clock, {
     cacheTtlMs: config.keyCacheTtlMs,
@@ -89,6 +109,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     writeCargo: deps.writeCargo,
     onRequest,
     authOf,
+    rawBodyOf: (request) => rawBodies.get(request),
+    findConnection: (projectId, connectionId) => findProjectConnection(deps.database.db, projectId, connectionId),
   });
   const cargoDeps = { database: deps.database, onRequest, authOf };
   registerTrackCargo(app, cargoDeps);

@@ -33,14 +33,19 @@ export function fieldErrors(validation: AjvError[]): FieldError[] {
   return out;
 }
 
-function toApiError(error: FastifyError & { validation?: AjvError[] }, bodyLimit: number): ApiError | null {
+function toApiError(
+  error: FastifyError & { validation?: AjvError[] },
+  request: FastifyRequest,
+  bodyLimit: number,
+): ApiError | null {
   if (error instanceof ApiError) return error;
   if (error.validation) return errors.invalidBody(fieldErrors(error.validation));
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return errors.bodyTooLarge(bodyLimit);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return errors.unsupportedMediaType(String(error.message.split(': ').pop()));
+      // Fastify's message no longer names the type, so take it from the request.
+      return errors.unsupportedMediaType(request.headers['content-type'] ?? '');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return errors.malformedJson('the body is empty');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
@@ -81,7 +86,7 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const apiError = toApiError(error, bodyLimit);
+    const apiError = toApiError(error, request, bodyLimit);
     if (apiError) return sendApiError(reply, apiError);
     request.log.error({ err: error }, 'unhandled error');
     return reply.code(500).send({ detail: 'Internal server error', request_id: request.id });

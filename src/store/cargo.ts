@@ -1,14 +1,24 @@
-import type { Kysely } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
 import type { CargoStatus } from '../domain/statuses.js';
 import type { CargoTable, Schema } from './schema.js';
+import { insertStatements, writeWorkerOf } from './sqlite-write-worker.js';
 
-export type NewCargo = CargoTable;
+export type NewCargo = Insertable<CargoTable>;
 
 // SQLite binds at most 32,766 parameters per statement; 15 columns × 1,000 rows stays well below.
 const INSERT_CHUNK = 1000;
 
-/** Inserts many cargo rows in one transaction (the group-commit writer's flush). */
+/**
+ * Inserts many cargo rows in one transaction (the group-commit writer's flush). On a SQLite file
+ * the rows go to the write worker, which commits them off the event loop (sqlite-write-worker.ts);
+ * elsewhere (PostgreSQL, in-memory SQLite) through Kysely, in multi-row statements.
+ */
 export async function insertCargo(db: Kysely<Schema>, rows: NewCargo[]): Promise<void> {
+  const worker = writeWorkerOf(db);
+  if (worker) {
+    await worker.run(insertStatements('cargo', rows));
+    return;
+  }
   if (rows.length <= INSERT_CHUNK) {
     await db.insertInto('cargo').values(rows).execute();
     return;
@@ -30,6 +40,8 @@ export interface CargoView {
   metadata: string | null;
   createdAt: number;
   updatedAt: number;
+  /** The cargo asked for a webhook or object delivery. */
+  hasDeliveries: boolean;
   result: {
     success: boolean;
     response: string | null;
@@ -53,6 +65,8 @@ export async function findCargoForProject(
       'c.metadata',
       'c.created_at',
       'c.updated_at',
+      'c.callback_url',
+      'c.callback',
       'r.success',
       'r.response',
       'r.error_message',
@@ -69,6 +83,7 @@ export async function findCargoForProject(
     metadata: row.metadata,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    hasDeliveries: row.callback_url !== null || row.callback !== null,
     result:
       row.success === null || row.result_created_at === null
         ? null

@@ -4,12 +4,18 @@ import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import type { Schema } from './schema.js';
+import { attachWriteWorker, coordinatedSqliteDialect, SqliteWriteWorker } from './sqlite-write-worker.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
 export interface Database {
   db: Kysely<Schema>;
   dialect: Dialect;
+  /**
+   * PostgreSQL only: calls `onNotify` on every NOTIFY on `channel`, from any process, over a
+   * dedicated connection that reconnects by itself. Resolves to an unsubscribe function.
+   */
+  listen?: (channel: string, onNotify: () => void) => Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -27,17 +33,32 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
   return openSqlite(url.replace(/^sqlite:/, ''));
 }
 
+// WAL + synchronous=FULL: a committed transaction survives power loss, and readers never block
+// the writer. busy_timeout lets the CLI write while a server holds the file. Every connection to
+// the file (the main one and the write worker's) gets the same settings.
+const SQLITE_PRAGMAS = ['journal_mode = WAL', 'synchronous = FULL', 'busy_timeout = 5000', 'foreign_keys = ON'];
+
 function openSqlite(path: string): Database {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const sqlite = new SqliteDatabase(path);
-  // WAL + synchronous=FULL: a committed transaction survives power loss, and readers never block
-  // the writer. busy_timeout lets the CLI write while a server holds the file.
-  sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('synchronous = FULL');
-  sqlite.pragma('busy_timeout = 5000');
-  sqlite.pragma('foreign_keys = ON');
-  const db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: sqlite }) });
-  return { db, dialect: 'sqlite', close: () => db.destroy() };
+  for (const pragma of SQLITE_PRAGMAS) sqlite.pragma(pragma);
+  // Batch inserts commit on a second connection in a worker thread, so their fsync does not
+  // block the event loop; transactions here take turns with them (sqlite-write-worker.ts). An
+  // in-memory database has no second connection.
+  const writer = path === ':memory:' ? null : new SqliteWriteWorker(path, SQLITE_PRAGMAS);
+  const dialect = writer
+    ? coordinatedSqliteDialect({ database: sqlite }, writer)
+    : new SqliteDialect({ database: sqlite });
+  const db = new Kysely<Schema>({ dialect });
+  if (writer) attachWriteWorker(db, writer);
+  return {
+    db,
+    dialect: 'sqlite',
+    close: async () => {
+      await writer?.close();
+      await db.destroy();
+    },
+  };
 }
 
 function openPostgres(url: string, options: OpenOptions): Database {
@@ -52,5 +73,26 @@ function openPostgres(url: string, options: OpenOptions): Database {
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   });
   const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
-  return { db, dialect: 'postgres', close: () => db.destroy() };
+  const listen = async (channel: string, onNotify: () => void) => {
+    let client: pg.Client | null = null;
+    let stopped = false;
+    const connect = async (): Promise<void> => {
+      const next = new pg.Client({ connectionString: url });
+      next.on('notification', onNotify);
+      next.on('error', () => {
+        // Reconnect after a moment; wake once, in case a notification was lost meanwhile.
+        next.end().catch(() => {});
+        if (!stopped) setTimeout(() => connect().then(onNotify, () => {}), 1000).unref();
+      });
+      await next.connect();
+      await next.query(`listen ${channel}`);
+      client = next;
+    };
+    await connect();
+    return async () => {
+      stopped = true;
+      await client?.end();
+    };
+  };
+  return { db, dialect: 'postgres', listen, close: () => db.destroy() };
 }

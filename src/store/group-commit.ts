@@ -45,15 +45,20 @@ export class GroupCommitWriter<Row> {
     }, this.options.intervalMs);
   }
 
+  private async commitEach(group: { row: Row; resolve: () => void; reject: (err: unknown) => void }[]): Promise<void> {
+    for (const w of group) {
+      await this.commit([w.row]).then(w.resolve, w.reject);
+    }
+  }
+
   private flush(): Promise<void> {
     const group = this.queue.splice(0, this.options.maxRows);
     this.flushing = this.commit(group.map((w) => w.row)).then(
       () => {
         for (const w of group) w.resolve();
       },
-      (err: unknown) => {
-        for (const w of group) w.reject(err);
-      },
+      // One row the database refuses must not fail the others: commit them one by one.
+      () => this.commitEach(group),
     );
     return this.flushing.finally(() => {
       this.flushing = null;

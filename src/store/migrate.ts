@@ -1,23 +1,59 @@
-import { type Migration, type MigrationProvider, Migrator } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Database } from './database.js';
 import * as initial from './migrations/001_initial.js';
+import * as pipeline from './migrations/002_pipeline.js';
+import * as deliveries from './migrations/003_deliveries.js';
+import * as connections from './migrations/004_connections.js';
 
-/** Numbered, never edited once landed; a new change is a new file here. */
-const MIGRATIONS: Record<string, Migration> = {
-  '001_initial': initial,
-};
+interface Migration {
+  up(db: Kysely<any>): Promise<void>;
+}
 
-const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
+/** Numbered, in order, never edited once landed; a new change is a new file here. */
+const MIGRATIONS: [string, Migration][] = [
+  ['001_initial', initial],
+  ['002_pipeline', pipeline],
+  ['003_deliveries', deliveries],
+  ['004_connections', connections],
+];
 
 export interface MigrationReport {
   applied: string[];
 }
 
+/**
+ * Applies what has not been applied, each migration in its own transaction with its bookkeeping
+ * row. Kysely's Migrator is not used: it inspects the tables of every schema in the database, which
+ * breaks when another installation (or test run) in the same PostgreSQL database drops its schema
+ * meanwhile. Concurrent starts take turns on an advisory lock (PostgreSQL) or the write lock
+ * (SQLite), so each migration runs once.
+ */
 export async function migrate(database: Database): Promise<MigrationReport> {
-  const migrator = new Migrator({ db: database.db, provider });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
-  return {
-    applied: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName),
-  };
+  const db = database.db as unknown as Kysely<any>;
+  const lock = (tx: Kysely<any>) =>
+    database.dialect === 'postgres'
+      ? sql`select pg_advisory_xact_lock(hashtext(current_schema() || '.barge_migrations'))`.execute(tx)
+      : Promise.resolve();
+  await db.transaction().execute(async (tx) => {
+    await lock(tx);
+    await tx.schema
+      .createTable('barge_migrations')
+      .ifNotExists()
+      .addColumn('name', 'text', (c) => c.primaryKey())
+      .addColumn('applied_at', 'bigint', (c) => c.notNull())
+      .execute();
+  });
+  const applied: string[] = [];
+  for (const [name, migration] of MIGRATIONS) {
+    const ran = await db.transaction().execute(async (tx) => {
+      await lock(tx);
+      const done = await tx.selectFrom('barge_migrations').select('name').where('name', '=', name).executeTakeFirst();
+      if (done) return false;
+      await migration.up(tx);
+      await tx.insertInto('barge_migrations').values({ name, applied_at: Date.now() }).execute();
+      return true;
+    });
+    if (ran) applied.push(name);
+  }
+  return { applied };
 }

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { newId } from '../domain/ids.js';
+import { generateWebhookSecret, PREVIOUS_SECRET_GRACE_MS } from '../domain/webhook-secret.js';
 import type { ProjectsTable, Schema } from './schema.js';
 
 export interface Project {
@@ -22,7 +23,12 @@ function toProject(row: ProjectsTable): Project {
   };
 }
 
-export async function createProject(db: Kysely<Schema>, slug: string, now: number): Promise<Project | 'slug_taken'> {
+/** Creates a project with its webhook signing secret, returned this once with it. */
+export async function createProject(
+  db: Kysely<Schema>,
+  slug: string,
+  now: number,
+): Promise<(Project & { webhookSecret: string }) | 'slug_taken'> {
   const row: ProjectsTable = {
     id: newId('prj', now),
     slug,
@@ -30,6 +36,10 @@ export async function createProject(db: Kysely<Schema>, slug: string, now: numbe
     rate_limit_max: null,
     created_at: now,
     updated_at: now,
+    webhook_secret: generateWebhookSecret(),
+    previous_webhook_secret: null,
+    previous_webhook_secret_until: null,
+    notification_email: null,
   };
   // ON CONFLICT DO NOTHING turns a duplicate slug (even one racing in from another process) into
   // an empty result instead of an exception.
@@ -39,7 +49,7 @@ export async function createProject(db: Kysely<Schema>, slug: string, now: numbe
     .onConflict((oc) => oc.column('slug').doNothing())
     .returningAll()
     .executeTakeFirst();
-  return inserted ? toProject(inserted) : 'slug_taken';
+  return inserted ? { ...toProject(inserted), webhookSecret: row.webhook_secret as string } : 'slug_taken';
 }
 
 export async function findProjectBySlug(db: Kysely<Schema>, slug: string): Promise<Project | undefined> {
@@ -89,4 +99,44 @@ export async function setProjectRateLimit(
     .returningAll()
     .executeTakeFirst();
   return row && toProject(row);
+}
+
+/**
+ * Replaces a project's webhook signing secret. The old one keeps signing beside the new one for
+ * PREVIOUS_SECRET_GRACE_MS, so receivers verifying with either succeed while they switch.
+ */
+export async function rotateWebhookSecret(
+  db: Kysely<Schema>,
+  slug: string,
+  now: number,
+): Promise<{ project: Project; webhookSecret: string } | undefined> {
+  const secret = generateWebhookSecret();
+  const row = await db
+    .updateTable('projects')
+    .set((eb) => ({
+      webhook_secret: secret,
+      previous_webhook_secret: eb.ref('webhook_secret'),
+      previous_webhook_secret_until: now + PREVIOUS_SECRET_GRACE_MS,
+      updated_at: now,
+    }))
+    .where('slug', '=', slug)
+    .returningAll()
+    .executeTakeFirst();
+  return row && { project: toProject(row), webhookSecret: secret };
+}
+
+/** Sets (or with null, clears) where the project's incident mail goes; false when no such project. */
+export async function setNotificationEmail(
+  db: Kysely<Schema>,
+  slug: string,
+  email: string | null,
+  now: number,
+): Promise<boolean> {
+  const row = await db
+    .updateTable('projects')
+    .set({ notification_email: email, updated_at: now })
+    .where('slug', '=', slug)
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
 }

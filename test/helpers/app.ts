@@ -82,7 +82,7 @@ let projectCounter = 0;
 export async function createProjectWithKey(
   database: Database,
   options: { expiresAt?: number | null; now?: number } = {},
-): Promise<{ projectId: string; slug: string; key: string; keyId: string }> {
+): Promise<{ projectId: string; slug: string; key: string; keyId: string; webhookSecret: string }> {
   const now = options.now ?? Date.now();
   const slug = `p-${process.pid}-${++projectCounter}-${Math.random().toString(36).slice(2, 8)}`;
   const project = await createProject(database.db, slug, now);
@@ -93,7 +93,7 @@ export async function createProjectWithKey(
     expiresAt: options.expiresAt ?? null,
     now,
   });
-  return { projectId: project.id, slug, key, keyId: apiKey.id };
+  return { projectId: project.id, slug, key, keyId: apiKey.id, webhookSecret: project.webhookSecret };
 }
 
 export const mockBody = (content = 'Hello there', extra: Record<string, unknown> = {}) => ({

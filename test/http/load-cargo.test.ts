@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type TestApp, createProjectWithKey, mockBody, startTestApp } from '../helpers/app.js';
+import { createProjectWithKey, mockBody, startTestApp, type TestApp } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
 
 for (const backend of await backends()) {
@@ -21,7 +21,11 @@ for (const backend of await backends()) {
       const res = await app.request('POST', '/cargo/load', { key, body: mockBody('hi', { metadata: { a: 1 } }) });
       assert.equal(res.status, 200);
       assert.match(res.body.cargo_id, /^crg_[0-9a-z]{26}$/);
-      assert.deepEqual(res.body, { cargo_id: res.body.cargo_id, status: 'success', message: 'Cargo loaded successfully' });
+      assert.deepEqual(res.body, {
+        cargo_id: res.body.cargo_id,
+        status: 'success',
+        message: 'Cargo loaded successfully',
+      });
 
       const row = await db.database.db
         .selectFrom('cargo')

@@ -2,8 +2,16 @@ import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fast
 import { type Static, Type } from 'typebox';
 import { type CargoRecord, checkLoadRules, LIMITS, type ModelInput } from '../../domain/cargo-request.js';
 import type { Clock } from '../../domain/clock.js';
-import { ApiError, errors, type FieldError } from '../../domain/errors.js';
+import { errors, type FieldError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
+import { jsonMemberText } from '../../domain/json-text.js';
+import {
+  bucketAllowed,
+  DEFAULT_KEY_PREFIX,
+  keyPrefixProblem,
+  type ObjectTarget,
+  parseBucketArn,
+} from '../../domain/object-target.js';
 import type { ModelRouter } from '../../providers/routing.js';
 import type { NewCargo } from '../../store/cargo.js';
 import type { AuthContext } from '../auth.js';
@@ -69,11 +77,29 @@ const BatchRecord = Type.Object(
 const ObjectStoreCallback = Type.Object(
   {
     type: Type.Literal('object_store'),
-    connection_id: Type.String({ minLength: 1, maxLength: 256 }),
-    bucket_arn: Type.String({ minLength: 1, maxLength: 2048 }),
-    key_prefix: Type.Optional(Type.String({ maxLength: 1024, description: 'Default `convoy/`.' })),
+    connection_id: Type.String({
+      minLength: 1,
+      maxLength: 256,
+      description: "A connection of the caller's project (`conn_...`).",
+    }),
+    bucket_arn: Type.String({
+      minLength: 1,
+      maxLength: 2048,
+      description: '`arn:aws:s3:::<bucket>`, without a key path; on the allow-list of the connection if it has one.',
+    }),
+    key_prefix: Type.Optional(
+      Type.String({
+        maxLength: 1024,
+        description:
+          'Default `convoy/`; `""` is the bucket root. Otherwise it ends with `/`, does not start with `/`, has no `..` segment and uses only letters, digits, `/` and `!-_.*\'()`.',
+      }),
+    ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    description:
+      'Object delivery: the result is written to `{key_prefix}{cargo_id}.json` in the bucket (docs/object-delivery.md).',
+  },
 );
 
 export const LoadCargoBody = Type.Object(
@@ -150,6 +176,10 @@ export interface LoadCargoDeps {
   writeCargo: (row: NewCargo) => Promise<void>;
   onRequest: onRequestHookHandler[];
   authOf: (request: FastifyRequest) => AuthContext;
+  /** The body's JSON text as received. */
+  rawBodyOf: (request: FastifyRequest) => string | undefined;
+  /** A connection of the project (object delivery); undefined for another project's or a missing one. */
+  findConnection: (projectId: string, connectionId: string) => Promise<{ allowedBuckets: string[] | null } | undefined>;
 }
 
 export function registerLoadCargo(app: FastifyInstance, deps: LoadCargoDeps): void {
@@ -179,8 +209,23 @@ export function registerLoadCargo(app: FastifyInstance, deps: LoadCargoDeps): vo
           413: { ...ErrorBody, description: 'Body larger than the configured limit.' },
           422: {
             ...ErrorBody,
-            description: 'The object-delivery target is not usable.',
-            examples: [{ detail: { error: 'connection_not_found', message: 'No connection conn_x in this project.' } }],
+            description:
+              'The object-delivery target is not usable: `connection_not_found`, `invalid_key_prefix` or `target_not_allowed`.',
+            examples: [
+              { detail: { error: 'connection_not_found', message: "No connection 'conn_x' in this project." } },
+              {
+                detail: {
+                  error: 'invalid_key_prefix',
+                  message: "key_prefix 'results' must end with '/'.",
+                },
+              },
+              {
+                detail: {
+                  error: 'target_not_allowed',
+                  message: "Bucket 'arn:aws:s3:::other' is not on the allow-list of connection 'conn_x'.",
+                },
+              },
+            ],
           },
           ...authErrorResponses,
         },
@@ -189,10 +234,18 @@ export function registerLoadCargo(app: FastifyInstance, deps: LoadCargoDeps): vo
     async (request) => {
       const auth = deps.authOf(request);
       const body = request.body as LoadCargoBody;
+      // Stored as the client wrote it (key order, number literals), not as JSON.stringify would.
+      const rawBody = deps.rawBodyOf(request);
+      const metadataJson =
+        body.metadata == null
+          ? null
+          : ((rawBody === undefined ? undefined : jsonMemberText(rawBody, 'metadata')) ??
+            JSON.stringify(body.metadata));
       const problems = checkLoadRules({
         params: body.params,
         records: body.records,
         metadata: body.metadata ?? undefined,
+        metadataJson: metadataJson ?? undefined,
       });
       const route = deps.models.resolve(body.params.model);
       if (!route) {
@@ -202,14 +255,13 @@ export function registerLoadCargo(app: FastifyInstance, deps: LoadCargoDeps): vo
         });
       }
       if (body.callback_url != null) problems.push(...checkCallbackUrl(body.callback_url, deps.allowHttpCallbacks));
+      const bucket = body.callback ? parseBucketArn(body.callback.bucket_arn) : null;
+      if (bucket && 'problem' in bucket) problems.push({ path: '/callback/bucket_arn', message: bucket.problem });
       if (problems.length > 0 || !route) throw errors.invalidBody(problems);
-      if (body.callback) {
-        // Connections arrive with object delivery; until one exists no id can name one.
-        throw new ApiError(422, {
-          error: 'connection_not_found',
-          message: `No connection '${body.callback.connection_id}' in this project.`,
-        });
-      }
+      const target =
+        body.callback && bucket && 'bucket' in bucket
+          ? await checkTarget(deps, auth.projectId, body.callback, bucket.bucket)
+          : null;
 
       const now = deps.clock.now();
       const requests = toProviderRequests(body);
@@ -224,11 +276,12 @@ export function registerLoadCargo(app: FastifyInstance, deps: LoadCargoDeps): vo
         provider_model: route.providerModel,
         request: request_json,
         request_count: requests.length,
+        is_records: body.records ? 1 : 0,
         request_bytes: Buffer.byteLength(request_json),
-        metadata: body.metadata == null ? null : JSON.stringify(body.metadata),
+        metadata: metadataJson,
         result_ttl_seconds: body.result_ttl_seconds,
         callback_url: body.callback_url ?? null,
-        callback: body.callback ? JSON.stringify(body.callback) : null,
+        callback: target ? JSON.stringify(target) : null,
         created_at: now,
         updated_at: now,
       });
@@ -237,7 +290,42 @@ export function registerLoadCargo(app: FastifyInstance, deps: LoadCargoDeps): vo
   );
 }
 
+/**
+ * The 422 rules of an object-delivery target (document 6.3): the connection must be the
+ * project's own, the key prefix well formed, the bucket on the connection's allow-list. Returns
+ * the target as it is stored, with the default prefix filled in.
+ */
+async function checkTarget(
+  deps: LoadCargoDeps,
+  projectId: string,
+  callback: Static<typeof ObjectStoreCallback>,
+  bucket: string,
+): Promise<ObjectTarget> {
+  const connection = await deps.findConnection(projectId, callback.connection_id);
+  if (!connection) {
+    throw errors.connectionNotFound(callback.connection_id);
+  }
+  const keyPrefix = callback.key_prefix ?? DEFAULT_KEY_PREFIX;
+  const problem = keyPrefixProblem(keyPrefix);
+  if (problem) throw errors.invalidKeyPrefix(keyPrefix, problem);
+  if (!bucketAllowed(connection.allowedBuckets, bucket)) {
+    throw errors.targetNotAllowed(callback.bucket_arn, callback.connection_id);
+  }
+  return {
+    type: 'object_store',
+    connection_id: callback.connection_id,
+    bucket_arn: callback.bucket_arn,
+    key_prefix: keyPrefix,
+  };
+}
+
 function checkCallbackUrl(raw: string, allowHttp: boolean): FieldError[] {
+  // The URL parser drops or escapes these, but the text is stored as sent: PostgreSQL refuses a
+  // NUL in text (failing the whole group commit), and a line break has no business in a target.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this looks for
+  if (/[\u0000-\u0020\u007f]/.test(raw)) {
+    return [{ path: '/callback_url', message: 'must not contain spaces or control characters' }];
+  }
   let url: URL;
   try {
     url = new URL(raw);

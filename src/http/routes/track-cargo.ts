@@ -5,6 +5,7 @@ import { errors } from '../../domain/errors.js';
 import { ALL_CARGO_STATUSES, statusDescription } from '../../domain/statuses.js';
 import { findCargoForProject } from '../../store/cargo.js';
 import type { Database } from '../../store/database.js';
+import { deliverySummaries } from '../../store/deliveries.js';
 import type { AuthContext } from '../auth.js';
 import { apiKeySecurity, authErrorResponses, CargoIdParams, notFoundResponse } from '../schemas.js';
 
@@ -15,6 +16,19 @@ const TrackingResponse = Type.Object(
     status_description: Type.String(),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
+    deliveries: Type.Optional(
+      Type.Array(
+        Type.Object({
+          channel: Type.Enum(['webhook', 'object_store']),
+          status: Type.Enum(['pending', 'delivered', 'failed']),
+          attempts: Type.Integer(),
+          last_error: Type.Union([Type.String(), Type.Null()]),
+          last_status_code: Type.Union([Type.Integer(), Type.Null()]),
+          next_attempt_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+        }),
+        { description: 'One entry per requested delivery, when the cargo asked for any.' },
+      ),
+    ),
   },
   {
     examples: [
@@ -24,6 +38,23 @@ const TrackingResponse = Type.Object(
         status_description: 'Batch is being processed by the provider',
         created_at: '2026-11-22T10:00:00.000Z',
         updated_at: '2026-11-22T10:00:02.120Z',
+      },
+      {
+        cargo_id: 'crg_01jd5q3k8m9x2v4w6y8z0a1b2c',
+        status: 'callback_pending',
+        status_description: 'Result ready, delivering callback',
+        created_at: '2026-11-22T10:00:00.000Z',
+        updated_at: '2026-11-22T10:01:00.310Z',
+        deliveries: [
+          {
+            channel: 'webhook',
+            status: 'pending',
+            attempts: 2,
+            last_error: 'receiver answered HTTP 503',
+            last_status_code: 503,
+            next_attempt_at: '2026-11-22T10:03:30.000Z',
+          },
+        ],
       },
     ],
   },
@@ -53,12 +84,25 @@ export function registerTrackCargo(app: FastifyInstance, deps: CargoRouteDeps): 
       const { cargo_id } = request.params as { cargo_id: string };
       const cargo = await findCargoForProject(deps.database.db, deps.authOf(request).projectId, cargo_id);
       if (!cargo) throw errors.cargoNotFound();
+      const deliveries = cargo.hasDeliveries ? await deliverySummaries(deps.database.db, cargo.id) : [];
       return {
         cargo_id: cargo.id,
         status: cargo.status,
         status_description: statusDescription(cargo.status),
         created_at: isoTime(cargo.createdAt),
         updated_at: isoTime(cargo.updatedAt),
+        ...(deliveries.length > 0
+          ? {
+              deliveries: deliveries.map((d) => ({
+                channel: d.channel,
+                status: d.status,
+                attempts: d.attempts,
+                last_error: d.lastError,
+                last_status_code: d.lastStatusCode,
+                next_attempt_at: d.nextAttemptAt === null ? null : isoTime(d.nextAttemptAt),
+              })),
+            }
+          : {}),
       };
     },
   );

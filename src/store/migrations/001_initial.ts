@@ -38,6 +38,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('provider_model', 'text', (c) => c.notNull())
     .addColumn('request', 'text', (c) => c.notNull())
     .addColumn('request_count', 'integer', (c) => c.notNull())
+    .addColumn('is_records', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('request_bytes', 'integer', (c) => c.notNull())
     .addColumn('metadata', 'text')
     .addColumn('result_ttl_seconds', 'integer', (c) => c.notNull())

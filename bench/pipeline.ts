@@ -1,0 +1,872 @@
+/**
+ * bench:pipeline: how fast the workers turn pending cargo into stored results, and how much time
+ * the service adds between a provider job's end and its results being retrievable.
+ *
+ * Every run uses svc-mock, mailbox-only cargo (no callbacks), a fresh database (a temp SQLite file
+ * with the service's durable settings, or a fresh schema with --db postgres://...), and a real
+ * `barge serve` child (the built dist/, as installed), listening on 127.0.0.1 only.
+ *
+ * - drain:   N cargo are inserted `pending` directly (insertCargo, the row shape POST /cargo/load
+ *            writes) before the clock starts. Then `barge serve --role worker` with
+ *            BARGE_MOCK_LATENCY_MS=0; the clock runs from its ready line to the last result stored.
+ * - e2e:     the same N cargo submitted over HTTP (autocannon, --in-flight connections) to
+ *            `barge serve --role all` while its workers run; from the first submit to the last
+ *            result stored. Beside it, the same submission to `--role api` alone (submit-only rate).
+ *            Also reports the added latency (below) under that load, where jobs end at once.
+ * - latency: BARGE_MOCK_LATENCY_MS=2000, a smaller number of cargo over HTTP; per cargo, the stored
+ *            result's created_at minus its mock job's ends_at (p50/p99/max).
+ * - rss:     (--rss, alone) 1,000,000 cargo pending, then `barge serve --role all`; its RSS is
+ *            sampled while it drains, for at most --rss-seconds; prints the peak (VmHWM).
+ *
+ * "Last result stored" is seen by polling the results table every 20 ms (SQLite: max(rowid), which
+ * equals the row count because results are only ever appended; PostgreSQL: count(*)).
+ *
+ * Usage: npm run bench:pipeline -- [--n 100000] [--runs 2] [--only drain,e2e,latency]
+ *                                  [--in-flight 64] [--latency-ms 2000] [--latency-n 20000]
+ *                                  [--rss] [--rss-n 1000000] [--rss-seconds 120]
+ *                                  [--db postgres://...] [--cpu-prof DIR] [--no-build] [--cli PATH]
+ *                                  [--node-options=--max-old-space-size=128]
+ *        The children run dist/src/cli/main.js, built first (`npm run build`; --no-build skips it),
+ *        as an installed `barge` runs. --cli runs another entry point instead, e.g. another
+ *        checkout's dist/src/cli/main.js or src/cli/main.ts (with tsx), to compare two versions.
+ * Env:   BENCH_PIPELINE_N, BENCH_PIPELINE_RUNS, BENCH_DATABASE_URL (flags win).
+ * Exit:  1 when a run breaks or loses cargo; the goals are reported, not enforced.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { parseArgs, promisify } from 'node:util';
+import autocannon, { type Result } from 'autocannon';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { newId } from '../src/domain/ids.js';
+import { createApiKey } from '../src/store/api-keys.js';
+import { insertCargo, type NewCargo } from '../src/store/cargo.js';
+import { type Database, openDatabase } from '../src/store/database.js';
+import { migrate } from '../src/store/migrate.js';
+import { createProject } from '../src/store/projects.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+const GOAL_DRAIN_PER_S = 20_000;
+const GOAL_RSS_MB = 300;
+const GOAL_ADDED_P99_MS = 1_000;
+/** How long a child may take to start or to stop before it is killed and the run fails. */
+const CHILD_TIMEOUT_MS = 30_000;
+/** Pending cargo are inserted this many per transaction. */
+const SEED_CHUNK = 10_000;
+const POLL_MS = 20;
+
+type Mode = 'drain' | 'e2e' | 'latency';
+const MODES: readonly Mode[] = ['drain', 'e2e', 'latency'];
+
+// ---------------------------------------------------------------------------------------------
+// Options
+
+interface Options {
+  n: number;
+  runs: number;
+  only: Mode[];
+  inFlight: number;
+  latencyMs: number;
+  latencyN: number;
+  rss: boolean;
+  rssN: number;
+  rssSeconds: number;
+  /** postgres://... or null for a temp SQLite file. */
+  pgUrl: string | null;
+  /** Where the worker child of drain runs writes a V8 CPU profile, or null. */
+  cpuProfDir: string | null;
+  /** The `barge` entry point the children run: dist/src/cli/main.js, or another (.js or .ts). */
+  cli: string;
+  /** Run `npm run build` first, so dist/ holds the code under test. */
+  build: boolean;
+  /** Extra node flags for every service child, e.g. `--max-old-space-size=128`. */
+  nodeOptions: string[];
+}
+
+function parseOptions(): Options {
+  const { values } = parseArgs({
+    options: {
+      n: { type: 'string' },
+      runs: { type: 'string' },
+      only: { type: 'string' },
+      'in-flight': { type: 'string' },
+      'latency-ms': { type: 'string' },
+      'latency-n': { type: 'string' },
+      rss: { type: 'boolean', default: false },
+      'rss-n': { type: 'string' },
+      'rss-seconds': { type: 'string' },
+      db: { type: 'string' },
+      'cpu-prof': { type: 'string' },
+      cli: { type: 'string' },
+      'no-build': { type: 'boolean', default: false },
+      'node-options': { type: 'string' },
+    },
+  });
+  const env = process.env;
+  const only = (values.only ?? MODES.join(',')).split(',').map((m) => m.trim());
+  for (const mode of only) {
+    if (!(MODES as readonly string[]).includes(mode))
+      throw new Error(`--only takes ${MODES.join(', ')}; got '${mode}'`);
+  }
+  const pgUrl = values.db ?? env.BENCH_DATABASE_URL ?? null;
+  if (pgUrl !== null && !/^postgres(ql)?:\/\//.test(pgUrl)) throw new Error('--db must be a postgres:// URL');
+  return {
+    // Bounded so a typo cannot start an hour-long run or fill the disk.
+    n: bounded('n', values.n ?? env.BENCH_PIPELINE_N ?? '100000', 1, 2_000_000),
+    runs: bounded('runs', values.runs ?? env.BENCH_PIPELINE_RUNS ?? '2', 1, 10),
+    only: only as Mode[],
+    inFlight: bounded('in-flight', values['in-flight'] ?? '64', 1, 1024),
+    latencyMs: bounded('latency-ms', values['latency-ms'] ?? '2000', 1, 60_000),
+    latencyN: bounded('latency-n', values['latency-n'] ?? '20000', 1, 200_000),
+    rss: values.rss === true,
+    rssN: bounded('rss-n', values['rss-n'] ?? '1000000', 1, 2_000_000),
+    rssSeconds: bounded('rss-seconds', values['rss-seconds'] ?? '120', 5, 900),
+    pgUrl,
+    cpuProfDir: values['cpu-prof'] ?? null,
+    cli: resolve(values.cli ?? join(ROOT, 'dist/src/cli/main.js')),
+    build: values.cli === undefined && !values['no-build'],
+    nodeOptions: (values['node-options'] ?? '').split(' ').filter(Boolean),
+  };
+}
+
+function bounded(name: string, raw: string, min: number, max: number): number {
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new Error(`--${name} must be an integer from ${min} to ${max}, got '${raw}'`);
+  }
+  return value;
+}
+
+/** How long waiting for N results may take before the run counts as failed. */
+function drainTimeoutMs(n: number): number {
+  return 60_000 + n; // a minute, plus 1 ms a cargo (1,000 cargo/s): far below the goal
+}
+
+// ---------------------------------------------------------------------------------------------
+// Clean-up: temp dirs, PostgreSQL schemas and every child go away on any exit, Ctrl-C included.
+
+const children = new Set<ChildProcess>();
+const tempDirs = new Set<string>();
+
+function installCleanup(options: Options): void {
+  const interrupt = (signal: NodeJS.Signals) => {
+    process.stderr.write(`\n${signal}: stopping\n`);
+    void Promise.allSettled([...children].map((child) => stopChild(child))).finally(() => process.exit(130));
+  };
+  process.once('SIGINT', interrupt);
+  process.once('SIGTERM', interrupt);
+  // Last resort, synchronous: whatever is still running dies with us.
+  process.on('exit', () => {
+    for (const child of children) child.kill('SIGKILL');
+    for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+  });
+  const perRun = (n: number) => 2 * (drainTimeoutMs(n) + 4 * CHILD_TIMEOUT_MS);
+  const limitMs = options.rss
+    ? perRun(options.rssN) + options.rssSeconds * 1000
+    : options.runs * (3 * perRun(options.n) + perRun(options.latencyN));
+  setTimeout(() => {
+    process.stderr.write(`bench:pipeline: time limit of ${Math.round(limitMs / 1000)} s exceeded\n`);
+    process.exit(1);
+  }, limitMs).unref();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Databases: a fresh, migrated one per run
+
+interface BenchDatabase {
+  /** BARGE_DATABASE_URL for the service child. */
+  url: string;
+  /** The bench's own connection: seeding, polling, final checks. */
+  database: Database;
+  drop(): Promise<void>;
+}
+
+async function freshDatabase(options: Options): Promise<BenchDatabase> {
+  return options.pgUrl ? freshPostgres(options.pgUrl) : freshSqlite();
+}
+
+async function freshSqlite(): Promise<BenchDatabase> {
+  const dir = mkdtempSync(join(tmpdir(), 'barge-bench-pipeline-'));
+  tempDirs.add(dir);
+  const url = `sqlite:${join(dir, 'barge.sqlite')}`;
+  const database = openDatabase(url);
+  await migrate(database);
+  return {
+    url,
+    database,
+    async drop() {
+      await database.close();
+      rmSync(dir, { recursive: true, force: true });
+      tempDirs.delete(dir);
+    },
+  };
+}
+
+async function freshPostgres(pgUrl: string): Promise<BenchDatabase> {
+  const schema = `barge_bench_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+  const admin = async (query: string) => {
+    const client = new pg.Client({ connectionString: pgUrl });
+    await client.connect();
+    try {
+      await client.query(query);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`create schema ${schema}`);
+  const database = openDatabase(pgUrl, { schema });
+  await migrate(database);
+  const url = new URL(pgUrl);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    url: url.toString(),
+    database,
+    async drop() {
+      await database.close();
+      await admin(`drop schema if exists ${schema} cascade`);
+    },
+  };
+}
+
+/** Results stored so far. SQLite: results rows are only appended (a conflicting insert adds none), so max(rowid) is the count, read from the b-tree's end instead of a scan. */
+async function resultCount(database: Database): Promise<number> {
+  const query =
+    database.dialect === 'sqlite'
+      ? sql<{ n: number | null }>`select max(rowid) as n from results`
+      : sql<{ n: number | null }>`select count(*) as n from results`;
+  const { rows } = await query.execute(database.db);
+  return Number(rows[0]?.n ?? 0);
+}
+
+/** Polls until `n` results are stored; returns performance.now() of the poll that saw them. */
+async function waitForResults(database: Database, n: number, timeoutMs: number, onPoll?: () => void): Promise<number> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    onPoll?.();
+    const count = await resultCount(database);
+    const now = performance.now();
+    if (count >= n) return now;
+    if (now > deadline) throw new Error(`only ${count} of ${n} results stored after ${Math.round(timeoutMs / 1000)} s`);
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
+
+/** Every cargo has its result and is completed: nothing was lost or failed on the way. */
+async function checkAllCompleted(database: Database, n: number): Promise<void> {
+  const rows = await database.db
+    .selectFrom('cargo')
+    .select(['status', (eb) => eb.fn.countAll<number>().as('count')])
+    .groupBy('status')
+    .execute();
+  const byStatus = Object.fromEntries(rows.map((r) => [r.status, Number(r.count)]));
+  const { count } = await database.db
+    .selectFrom('results')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .executeTakeFirstOrThrow();
+  if (byStatus.completed !== n || Number(count) !== n) {
+    throw new Error(
+      `expected ${n} completed cargo and results; cargo by status ${JSON.stringify(byStatus)}, ${count} results`,
+    );
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The cargo: one typical submission, and the row POST /cargo/load writes for it
+
+const SYSTEM =
+  'You are a support assistant for an online bookshop. Answer in two or three sentences, in the language of the question, and never invent order details.';
+const USER_TEXT =
+  'Hello, I ordered three paperbacks last Tuesday (order 48213) and the tracking page has said "label created" ever since. ' +
+  'The confirmation email promised delivery within five working days and I need one of the books for a course that starts on Monday. ' +
+  'Could you tell me whether the parcel has actually left the warehouse, and if not, whether I can cancel just that one title and pick it up in a shop instead? Thanks, Maria';
+const METADATA = {
+  ticket: 'T-48213',
+  customer_id: 'cus_7f3a9c21',
+  locale: 'en-GB',
+  queue: 'support-tier1',
+  attempt: 1,
+};
+
+/** The HTTP body: mailbox only (no callback_url, no callback). */
+const SUBMISSION = JSON.stringify({
+  params: {
+    model: 'svc-mock',
+    max_tokens: 512,
+    temperature: 0.2,
+    system: SYSTEM,
+    messages: [{ role: 'user', content: USER_TEXT }],
+  },
+  metadata: METADATA,
+});
+
+// What load-cargo.ts stores for SUBMISSION: the shared settings, then the messages.
+const REQUEST_JSON = JSON.stringify({
+  requests: [
+    {
+      modelInput: {
+        max_tokens: 512,
+        temperature: 0.2,
+        system: SYSTEM,
+        messages: [{ role: 'user', content: USER_TEXT }],
+      },
+    },
+  ],
+});
+const DEFAULT_TTL_SECONDS = 30 * 86_400;
+
+function pendingRow(projectId: string, now: number): NewCargo {
+  return {
+    id: newId('crg', now),
+    project_id: projectId,
+    status: 'pending',
+    model: 'svc-mock',
+    provider: 'mock',
+    provider_model: 'svc-mock',
+    request: REQUEST_JSON,
+    request_count: 1,
+    is_records: 0,
+    request_bytes: Buffer.byteLength(REQUEST_JSON),
+    metadata: JSON.stringify(METADATA),
+    result_ttl_seconds: DEFAULT_TTL_SECONDS,
+    callback_url: null,
+    callback: null,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
+/** The columns that must match between a row the API wrote and pendingRow. */
+const SHAPE_COLUMNS = [
+  'model',
+  'provider',
+  'provider_model',
+  'request',
+  'request_count',
+  'is_records',
+  'request_bytes',
+  'metadata',
+  'result_ttl_seconds',
+  'callback_url',
+  'callback',
+] as const;
+
+/** Checks that the seeded rows of the drain run look exactly like what the API writes. */
+async function checkRowShape(database: Database, projectId: string): Promise<string | null> {
+  const apiRow = await database.db.selectFrom('cargo').selectAll().limit(1).executeTakeFirstOrThrow();
+  const seeded = pendingRow(projectId, 0);
+  const differing = SHAPE_COLUMNS.filter((c) => apiRow[c] !== seeded[c]);
+  return differing.length === 0 ? null : `seeded rows differ from the API's in: ${differing.join(', ')}`;
+}
+
+async function createBenchProject(database: Database): Promise<{ projectId: string; key: string }> {
+  const now = Date.now();
+  const project = await createProject(database.db, 'bench', now);
+  if (project === 'slug_taken') throw new Error('fresh database already has a bench project');
+  const { key } = await createApiKey(database.db, { projectId: project.id, name: 'bench', expiresAt: null, now });
+  return { projectId: project.id, key };
+}
+
+/** Inserts `n` pending cargo, SEED_CHUNK per transaction; returns the time it took. */
+async function insertPending(database: Database, projectId: string, n: number): Promise<number> {
+  const started = performance.now();
+  for (let done = 0; done < n; done += SEED_CHUNK) {
+    const now = Date.now();
+    const rows = Array.from({ length: Math.min(SEED_CHUNK, n - done) }, () => pendingRow(projectId, now));
+    await insertCargo(database.db, rows);
+  }
+  return performance.now() - started;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The service child
+
+interface Service {
+  child: ChildProcess;
+  url: string | null;
+}
+
+/** The environment of every `barge` child: ours minus BARGE_* settings, plus the bench's. */
+function serviceEnv(databaseUrl: string, mockLatencyMs: number): NodeJS.ProcessEnv {
+  const inherited = Object.entries(process.env).filter(
+    ([name]) => !name.startsWith('BARGE_') && !['HOST', 'PORT', 'NODE_OPTIONS'].includes(name),
+  );
+  return {
+    ...Object.fromEntries(inherited),
+    BARGE_ENV: 'production',
+    BARGE_DATABASE_URL: databaseUrl,
+    BARGE_LOG_LEVEL: 'warn',
+    BARGE_MOCK_LATENCY_MS: String(mockLatencyMs),
+    // The limiter still runs on every request but never says 429.
+    BARGE_RATE_LIMIT_MAX: '1000000000',
+    // The AWS SDK (object delivery) warns about node versions on every start; not ours to report.
+    AWS_SDK_JS_SUPPRESS_MAINTENANCE_MODE_MESSAGE: '1',
+    HOST: '127.0.0.1',
+  };
+}
+
+/** Starts `barge serve --role <role> --json` and resolves once it printed its ready line. */
+async function startService(
+  options: Options,
+  role: 'all' | 'api' | 'worker',
+  env: NodeJS.ProcessEnv,
+  nodeFlags: string[] = [],
+): Promise<Service> {
+  const { cli } = options;
+  const entry = cli.endsWith('.ts') ? ['--import', 'tsx', cli] : [cli];
+  const args = [...options.nodeOptions, ...nodeFlags, ...entry, 'serve', '--role', role, '--port', '0', '--json'];
+  const child = spawn(process.execPath, args, { cwd: checkoutRoot(cli), env, stdio: ['ignore', 'pipe', 'inherit'] });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  const url = await new Promise<string | null>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`barge serve --role ${role} did not start in time`)),
+      CHILD_TIMEOUT_MS,
+    );
+    child.once('exit', (code) => reject(new Error(`barge serve --role ${role} exited with code ${code} at start`)));
+    lines.on('line', (line) => {
+      const ready = parseReadyLine(line);
+      if (ready) {
+        clearTimeout(timer);
+        resolve(ready.url);
+      } else {
+        process.stderr.write(`[${role}] ${line}\n`);
+      }
+    });
+  });
+  return { child, url };
+}
+
+/** The directory of the package.json above the entry point (where tsx and packages resolve). */
+function checkoutRoot(cli: string): string {
+  for (let dir = dirname(cli); dir !== dirname(dir); dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+  }
+  throw new Error(`no package.json above ${cli}`);
+}
+
+function parseReadyLine(line: string): { url: string | null } | null {
+  try {
+    const parsed = JSON.parse(line) as { role?: unknown; url?: unknown };
+    if (typeof parsed.role !== 'string') return null;
+    return { url: typeof parsed.url === 'string' ? parsed.url : null };
+  } catch {
+    return null;
+  }
+}
+
+/** SIGTERM (the service finishes in-flight work and releases its leases), SIGKILL if it hangs. */
+async function stopChild(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_TIMEOUT_MS);
+  const code = await exited;
+  clearTimeout(timer);
+  return code;
+}
+
+async function stopService(service: Service): Promise<void> {
+  const code = await stopChild(service.child);
+  if (code !== 0) throw new Error(`the service exited with code ${code}`);
+}
+
+/** Current and peak resident set size of a process, in MiB (Linux /proc). */
+function memoryOf(pid: number | undefined): { rssMb: number; hwmMb: number } | null {
+  const path = `/proc/${pid}/status`;
+  if (pid === undefined || !existsSync(path)) return null;
+  const status = readFileSync(path, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN);
+  return { rssMb: kb('VmRSS') / 1024, hwmMb: kb('VmHWM') / 1024 };
+}
+
+/**
+ * CPU seconds (user + system, all threads) a process has used (Linux /proc). Other jobs on the
+ * machine stretch wall time; CPU time shows what the work itself cost.
+ */
+function cpuSecondsOf(pid: number | undefined): number {
+  const path = `/proc/${pid}/stat`;
+  if (pid === undefined || !existsSync(path)) return Number.NaN;
+  // Fields after the command name (which may contain spaces): utime and stime are the 12th and 13th.
+  const fields = readFileSync(path, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S;
+}
+const CLOCK_TICKS_PER_S = 100;
+
+// ---------------------------------------------------------------------------------------------
+// Load over HTTP
+
+/** Submits `n` cargo with `connections` in flight; returns when every answer is in. */
+async function submitAll(url: string, key: string, n: number, connections: number): Promise<Result> {
+  // `amount` (total requests, then stop) is not in bench/autocannon.d.ts; a variable passes it
+  // through without widening the shared declaration.
+  const options = {
+    url: `${url}/cargo/load`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': key },
+    body: SUBMISSION,
+    connections,
+    amount: n,
+    timeout: 60,
+  };
+  const result = await new Promise<Result>((resolve, reject) => {
+    autocannon(options, (err, res) => (err ? reject(err) : resolve(res)));
+  });
+  if (result['2xx'] !== n || result.non2xx > 0 || result.errors > 0) {
+    throw new Error(
+      `submission: ${result['2xx']} of ${n} answered 2xx (${result.non2xx} non-2xx, ${result.errors} errors)`,
+    );
+  }
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Added latency: from a mock job's end to its result being stored
+
+interface Percentiles {
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+async function addedLatency(database: Database): Promise<Percentiles> {
+  const rows = await database.db
+    .selectFrom('results as r')
+    .innerJoin('cargo as c', 'c.id', 'r.cargo_id')
+    .innerJoin('mock_jobs as j', 'j.batch_id', 'c.batch_id')
+    .select(['r.created_at as stored', 'j.ends_at as ended'])
+    .execute();
+  const sorted = Float64Array.from(rows, (r) => Number(r.stored) - Number(r.ended)).sort();
+  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] ?? NaN;
+  return { p50: at(0.5), p99: at(0.99), max: at(1) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The runs
+
+interface DrainRun {
+  insertS: number;
+  startupS: number;
+  drainS: number;
+  rate: number;
+  workerHwmMb: number;
+  /** CPU seconds the worker used while draining (start-up excluded). */
+  workerCpuS: number;
+}
+
+async function drainRun(options: Options, run: number): Promise<DrainRun> {
+  const bench = await freshDatabase(options);
+  try {
+    const { projectId } = await createBenchProject(bench.database);
+    const insertMs = await insertPending(bench.database, projectId, options.n);
+    const profile = options.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`] : [];
+    const spawnedAt = performance.now();
+    const service = await startService(options, 'worker', serviceEnv(bench.url, 0), profile);
+    const startedAt = performance.now();
+    const cpuAtStart = cpuSecondsOf(service.child.pid);
+    const doneAt = await waitForResults(bench.database, options.n, drainTimeoutMs(options.n));
+    const workerCpuS = cpuSecondsOf(service.child.pid) - cpuAtStart;
+    const memory = memoryOf(service.child.pid);
+    await stopService(service);
+    await checkAllCompleted(bench.database, options.n);
+    const result = {
+      insertS: insertMs / 1000,
+      startupS: (startedAt - spawnedAt) / 1000,
+      drainS: (doneAt - startedAt) / 1000,
+      rate: options.n / ((doneAt - startedAt) / 1000),
+      workerHwmMb: memory?.hwmMb ?? NaN,
+      workerCpuS,
+    };
+    log(
+      `drain #${run}: ${fmt(options.n)} cargo in ${result.drainS.toFixed(2)} s = ${fmt(result.rate)} cargo/s ` +
+        `(worker CPU ${workerCpuS.toFixed(1)} s, peak RSS ${result.workerHwmMb.toFixed(0)} MiB; ` +
+        `seeded in ${result.insertS.toFixed(1)} s, worker start ${result.startupS.toFixed(2)} s; load average ${loadavg()[0]?.toFixed(1)})`,
+    );
+    return result;
+  } finally {
+    await bench.drop();
+  }
+}
+
+interface E2eRun {
+  submitS: number;
+  totalS: number;
+  rate: number;
+  submitOnlyS: number;
+  submitOnlyRate: number;
+  added: Percentiles;
+  shapeProblem: string | null;
+}
+
+async function e2eRun(options: Options, run: number): Promise<E2eRun> {
+  const submitOnlyS = await submitOnlyRun(options);
+  const bench = await freshDatabase(options);
+  try {
+    const { projectId, key } = await createBenchProject(bench.database);
+    const service = await startService(options, 'all', serviceEnv(bench.url, 0));
+    const startedAt = performance.now();
+    await submitAll(service.url as string, key, options.n, options.inFlight);
+    const submittedAt = performance.now();
+    const doneAt = await waitForResults(bench.database, options.n, drainTimeoutMs(options.n));
+    await stopService(service);
+    await checkAllCompleted(bench.database, options.n);
+    const result = {
+      submitS: (submittedAt - startedAt) / 1000,
+      totalS: (doneAt - startedAt) / 1000,
+      rate: options.n / ((doneAt - startedAt) / 1000),
+      submitOnlyS,
+      submitOnlyRate: options.n / submitOnlyS,
+      added: await addedLatency(bench.database),
+      shapeProblem: await checkRowShape(bench.database, projectId),
+    };
+    log(
+      `e2e #${run}: ${fmt(options.n)} cargo submitted in ${result.submitS.toFixed(2)} s, last result after ` +
+        `${result.totalS.toFixed(2)} s = ${fmt(result.rate)} cargo/s end to end; submit-only (role api) ` +
+        `${submitOnlyS.toFixed(2)} s = ${fmt(result.submitOnlyRate)} cargo/s; job end → result stored ` +
+        `p50 ${ms(result.added.p50)} p99 ${ms(result.added.p99)} max ${ms(result.added.max)}`,
+    );
+    if (result.shapeProblem) log(`  WARNING: ${result.shapeProblem}`);
+    return result;
+  } finally {
+    await bench.drop();
+  }
+}
+
+/** The same submission against `--role api` (no workers): what HTTP intake alone sustains. */
+async function submitOnlyRun(options: Options): Promise<number> {
+  const bench = await freshDatabase(options);
+  try {
+    const { key } = await createBenchProject(bench.database);
+    const service = await startService(options, 'api', serviceEnv(bench.url, 0));
+    const startedAt = performance.now();
+    await submitAll(service.url as string, key, options.n, options.inFlight);
+    const seconds = (performance.now() - startedAt) / 1000;
+    await stopService(service);
+    return seconds;
+  } finally {
+    await bench.drop();
+  }
+}
+
+async function latencyRun(options: Options, run: number): Promise<Percentiles> {
+  const bench = await freshDatabase(options);
+  try {
+    const { key } = await createBenchProject(bench.database);
+    const service = await startService(options, 'all', serviceEnv(bench.url, options.latencyMs));
+    await submitAll(service.url as string, key, options.latencyN, options.inFlight);
+    await waitForResults(bench.database, options.latencyN, drainTimeoutMs(options.latencyN) + options.latencyMs);
+    await stopService(service);
+    await checkAllCompleted(bench.database, options.latencyN);
+    const added = await addedLatency(bench.database);
+    log(
+      `latency #${run}: ${fmt(options.latencyN)} cargo, mock jobs of ${options.latencyMs} ms; job end → result stored ` +
+        `p50 ${ms(added.p50)} p99 ${ms(added.p99)} max ${ms(added.max)}`,
+    );
+    return added;
+  } finally {
+    await bench.drop();
+  }
+}
+
+interface RssRun {
+  insertS: number;
+  seconds: number;
+  stored: number;
+  drained: boolean;
+  peakSampledMb: number;
+  hwmMb: number;
+}
+
+async function rssRun(options: Options): Promise<RssRun> {
+  const bench = await freshDatabase(options);
+  try {
+    const { projectId } = await createBenchProject(bench.database);
+    log(`rss: inserting ${fmt(options.rssN)} pending cargo`);
+    const insertMs = await insertPending(bench.database, projectId, options.rssN);
+    const service = await startService(options, 'all', serviceEnv(bench.url, 0));
+    const startedAt = performance.now();
+    let peakSampledMb = 0;
+    const sample = () => {
+      peakSampledMb = Math.max(peakSampledMb, memoryOf(service.child.pid)?.rssMb ?? 0);
+    };
+    const sampler = setInterval(sample, 250);
+    let drained = true;
+    try {
+      // The results count is polled at most every 20 ms; on a million rows max(rowid) stays cheap.
+      await waitForResults(bench.database, options.rssN, options.rssSeconds * 1000, sample);
+    } catch {
+      drained = false;
+    }
+    clearInterval(sampler);
+    sample();
+    const seconds = (performance.now() - startedAt) / 1000;
+    const stored = await resultCount(bench.database);
+    const hwmMb = memoryOf(service.child.pid)?.hwmMb ?? NaN;
+    await stopService(service);
+    const result = { insertS: insertMs / 1000, seconds, stored, drained, peakSampledMb, hwmMb };
+    log(
+      `rss: ${fmt(stored)} of ${fmt(options.rssN)} results stored in ${seconds.toFixed(1)} s ` +
+        `(${drained ? 'drained' : `stopped at the ${options.rssSeconds} s bound`}); peak RSS ${hwmMb.toFixed(0)} MiB ` +
+        `(VmHWM; highest sample ${peakSampledMb.toFixed(0)} MiB); seeded in ${result.insertS.toFixed(1)} s`,
+    );
+    return result;
+  } finally {
+    await bench.drop();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report
+
+function log(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+function fmt(value: number): string {
+  return Math.round(value).toLocaleString('en-US');
+}
+
+function ms(value: number): string {
+  return `${Math.round(value)} ms`;
+}
+
+/** "min / median / max" of the runs, for the stability of a figure. */
+function spread(values: number[], format: (v: number) => string): string {
+  const sorted = [...values].sort((a, b) => a - b);
+  if (sorted.length === 1) return format(sorted[0] as number);
+  const median = sorted[Math.floor((sorted.length - 1) / 2)] as number;
+  return `${format(median)} (runs: ${values.map(format).join(', ')})`;
+}
+
+function goal(met: boolean): string {
+  return met ? 'met' : 'NOT met';
+}
+
+function header(options: Options): string[] {
+  return [
+    '',
+    `bench:pipeline  ${new Date().toISOString()}`,
+    `  machine: ${cpus().length} cores (${cpus()[0]?.model.trim()}), ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}`,
+    `  database: ${options.pgUrl ? 'PostgreSQL (fresh schema a run)' : 'SQLite temp file (WAL, synchronous=FULL)'}; svc-mock, mailbox only`,
+  ];
+}
+
+function report(options: Options, drains: DrainRun[], e2es: E2eRun[], latencies: Percentiles[]): void {
+  const lines = header(options);
+  if (drains.length > 0) {
+    const median = medianOf(drains.map((d) => d.rate));
+    lines.push(
+      `  drain (${fmt(options.n)} pending, barge serve --role worker, BARGE_MOCK_LATENCY_MS=0):`,
+      `    ${spread(
+        drains.map((d) => d.rate),
+        (v) => `${fmt(v)} cargo/s`,
+      )}  (goal >= ${fmt(GOAL_DRAIN_PER_S)}: ${goal(median >= GOAL_DRAIN_PER_S)})`,
+      `    worker CPU time: ${spread(
+        drains.map((d) => d.workerCpuS),
+        (v) => `${v.toFixed(1)} s`,
+      )}; worker peak RSS: ${spread(
+        drains.map((d) => d.workerHwmMb),
+        (v) => `${v.toFixed(0)} MiB`,
+      )}`,
+    );
+  }
+  if (e2es.length > 0) {
+    lines.push(
+      `  end to end (${fmt(options.n)} over HTTP, ${options.inFlight} in flight, barge serve --role all):`,
+      `    first submit → last result: ${spread(
+        e2es.map((e) => e.totalS),
+        (v) => `${v.toFixed(2)} s`,
+      )} = ${spread(
+        e2es.map((e) => e.rate),
+        (v) => `${fmt(v)} cargo/s`,
+      )}`,
+      `    of which submitting: ${spread(
+        e2es.map((e) => e.submitS),
+        (v) => `${v.toFixed(2)} s`,
+      )}`,
+      `    submit only (role api): ${spread(
+        e2es.map((e) => e.submitOnlyRate),
+        (v) => `${fmt(v)} cargo/s`,
+      )}`,
+      `    job end → result stored under that load: p50 ${spread(
+        e2es.map((e) => e.added.p50),
+        ms,
+      )}, p99 ${spread(
+        e2es.map((e) => e.added.p99),
+        ms,
+      )}`,
+      `    row shape of seeded cargo = API's: ${e2es.every((e) => e.shapeProblem === null) ? 'yes' : 'NO'}`,
+    );
+  }
+  if (latencies.length > 0) {
+    const p99 = medianOf(latencies.map((l) => l.p99));
+    lines.push(
+      `  added latency (${fmt(options.latencyN)} over HTTP, BARGE_MOCK_LATENCY_MS=${options.latencyMs}): job end → result stored`,
+      `    p50 ${spread(
+        latencies.map((l) => l.p50),
+        ms,
+      )}, p99 ${spread(
+        latencies.map((l) => l.p99),
+        ms,
+      )}, max ${spread(
+        latencies.map((l) => l.max),
+        ms,
+      )}  (goal p99 <= ${ms(GOAL_ADDED_P99_MS)}: ${goal(p99 <= GOAL_ADDED_P99_MS)})`,
+    );
+  }
+  process.stdout.write(`${lines.join('\n')}\n\n`);
+}
+
+function reportRss(options: Options, rss: RssRun): void {
+  const lines = header(options);
+  lines.push(
+    `  rss (${fmt(options.rssN)} pending, barge serve --role all, BARGE_MOCK_LATENCY_MS=0, sampled every 250 ms, at most ${options.rssSeconds} s):`,
+    `    ${fmt(rss.stored)} results in ${rss.seconds.toFixed(1)} s (${rss.drained ? 'drained' : 'not drained: bounded'}) = ${fmt(rss.stored / rss.seconds)} cargo/s`,
+    `    peak RSS (VmHWM): ${rss.hwmMb.toFixed(0)} MiB, highest sample ${rss.peakSampledMb.toFixed(0)} MiB  (goal < ${GOAL_RSS_MB} MB: ${goal(rss.hwmMb * 1.048576 < GOAL_RSS_MB)})`,
+  );
+  process.stdout.write(`${lines.join('\n')}\n\n`);
+}
+
+function medianOf(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)] ?? NaN;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const options = parseOptions();
+  installCleanup(options);
+  if (options.build) {
+    log('building (npm run build)');
+    await promisify(execFile)('npm', ['run', '--silent', 'build'], { cwd: ROOT, timeout: 180_000 });
+  }
+  if (options.rss) {
+    reportRss(options, await rssRun(options));
+    return;
+  }
+  const drains: DrainRun[] = [];
+  const e2es: E2eRun[] = [];
+  const latencies: Percentiles[] = [];
+  for (let run = 1; run <= options.runs; run++) {
+    if (options.only.includes('drain')) drains.push(await drainRun(options, run));
+    if (options.only.includes('e2e')) e2es.push(await e2eRun(options, run));
+    if (options.only.includes('latency')) latencies.push(await latencyRun(options, run));
+  }
+  report(options, drains, e2es, latencies);
+  if (e2es.some((e) => e.shapeProblem !== null)) process.exitCode = 1;
+}
+
+main().then(
+  // Nothing may keep us alive past the report (a child's pipe, a timer).
+  () => process.exit(),
+  (err: unknown) => {
+    process.stderr.write(`bench:pipeline: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);

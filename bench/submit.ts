@@ -1,0 +1,575 @@
+/**
+ * bench:submit: how much of a bare HTTP server's throughput POST /cargo/load keeps while making
+ * every 200 durable.
+ *
+ * 1. Builds the service, creates a project and key with the `barge` CLI in a temp directory, and
+ *    starts `barge serve` as a child process on SQLite (WAL, synchronous=FULL), loopback only.
+ * 2. Drives POST /cargo/load with autocannon (64 connections, warm-up, then a fixed duration).
+ * 3. Stops the service, opens the SQLite file read-only and checks that the cargo table holds
+ *    exactly the rows whose 200s the client received (and those very ids).
+ * 4. Starts a bare node:http server that replays the recorded 200 (same headers, same body) and
+ *    drives it the same way.
+ * 5. Prints req/s, the ratio, p50/p99 latency and non-2xx counts of both.
+ *
+ * The load generator runs in this process and shares the machine's cores with the server under
+ * test, in both runs; that is part of the measured setup.
+ *
+ * Usage: npm run bench:submit -- [--duration 10] [--warmup 2] [--connections 64] [--no-build]
+ *                                 [--role api|all] [--cpu-prof DIR]
+ * Env:   BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS (flags win).
+ * Exit:  1 when the durability check fails or the run breaks; the goals are reported, not enforced.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { parseArgs, promisify } from 'node:util';
+import autocannon, { type Client, type Instance, type Result } from 'autocannon';
+import Database from 'better-sqlite3';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const CLI = join(ROOT, 'dist/src/cli/main.js');
+const BARE_SERVER = join(ROOT, 'bench/bare-server.ts');
+
+const GOAL_RATIO = 0.65;
+const GOAL_P99_MS = 20;
+/** How long a child may take to start or to stop before it is killed and the run fails. */
+const CHILD_TIMEOUT_MS = 15_000;
+/** autocannon's own time limit, past the drain deadline: a safety net that normally never fires. */
+const DRAIN_LIMIT_S = 15;
+
+/** More than this much CPU used by other processes during a run, and the report says so. */
+const NOISE_LIMIT_CORES = 0.1;
+
+const CARGO_ID = /"cargo_id":"(crg_[0-9a-z]{26})"/;
+
+// ---------------------------------------------------------------------------------------------
+// Options
+
+interface Options {
+  seconds: number;
+  warmupSeconds: number;
+  connections: number;
+  build: boolean;
+  /** `barge serve --role`: `api` measures the submit path alone, `all` adds the pipeline workers. */
+  role: 'api' | 'all';
+  /** Where the service writes a V8 CPU profile (node --cpu-prof), or null for none. */
+  cpuProfDir: string | null;
+}
+
+function parseOptions(): Options {
+  const { values } = parseArgs({
+    options: {
+      duration: { type: 'string' },
+      warmup: { type: 'string' },
+      connections: { type: 'string' },
+      'no-build': { type: 'boolean', default: false },
+      'cpu-prof': { type: 'string' },
+      role: { type: 'string', default: 'api' },
+    },
+  });
+  const env = process.env;
+  return {
+    // Bounded so a typo cannot start an hour-long run.
+    seconds: bounded('duration', values.duration ?? env.BENCH_DURATION ?? '10', 1, 300),
+    warmupSeconds: bounded('warmup', values.warmup ?? env.BENCH_WARMUP ?? '2', 0, 60),
+    connections: bounded('connections', values.connections ?? env.BENCH_CONNECTIONS ?? '64', 1, 1024),
+    build: !values['no-build'],
+    role: oneOf('role', values.role ?? 'api', ['api', 'all'] as const),
+    cpuProfDir: values['cpu-prof'] ?? null,
+  };
+}
+
+function bounded(name: string, raw: string, min: number, max: number): number {
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < min || value > max) {
+    throw new Error(`--${name} must be a number from ${min} to ${max}, got '${raw}'`);
+  }
+  return value;
+}
+
+function oneOf<T extends string>(name: string, raw: string, allowed: readonly T[]): T {
+  if (!(allowed as readonly string[]).includes(raw)) throw new Error(`--${name} must be one of ${allowed.join(', ')}`);
+  return raw as T;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Clean-up: the temp dir and every child go away on any exit, Ctrl-C included.
+
+const children = new Set<ChildProcess>();
+let tempDir: string | null = null;
+let activeLoad: Instance | null = null;
+
+function installCleanup(options: Options): void {
+  const interrupt = (signal: NodeJS.Signals) => {
+    process.stderr.write(`\n${signal}: stopping\n`);
+    activeLoad?.stop();
+    void Promise.allSettled([...children].map((child) => stopChild(child))).finally(() => process.exit(130));
+  };
+  process.once('SIGINT', interrupt);
+  process.once('SIGTERM', interrupt);
+  // Last resort, synchronous: whatever is still running dies with us.
+  process.on('exit', () => {
+    for (const child of children) child.kill('SIGKILL');
+    if (tempDir) rmSync(tempDir, { recursive: true, force: true });
+  });
+  // Bounded in time whatever happens: two warm-ups, two runs, start-ups, drains and checks.
+  const limitMs = 2 * (options.seconds + options.warmupSeconds + DRAIN_LIMIT_S) * 1000 + 8 * CHILD_TIMEOUT_MS;
+  setTimeout(() => {
+    process.stderr.write(`bench:submit: time limit of ${Math.round(limitMs / 1000)} s exceeded\n`);
+    process.exit(1);
+  }, limitMs).unref();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child processes
+
+/** The environment of every `barge` child: ours minus BARGE_* settings, plus the bench's. */
+function bargeEnv(dbPath: string): NodeJS.ProcessEnv {
+  const inherited = Object.entries(process.env).filter(
+    // NODE_OPTIONS goes too: the service should run as a plain `barge serve` would.
+    ([name]) => !name.startsWith('BARGE_') && !['HOST', 'PORT', 'NODE_OPTIONS'].includes(name),
+  );
+  return {
+    ...Object.fromEntries(inherited),
+    BARGE_ENV: 'production',
+    BARGE_DATABASE_URL: `sqlite:${dbPath}`,
+    BARGE_LOG_LEVEL: 'warn',
+    // The limiter still runs on every request (its cost is part of the path) but never says 429.
+    BARGE_RATE_LIMIT_MAX: '1000000000',
+    HOST: '127.0.0.1',
+  };
+}
+
+async function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<Record<string, unknown>> {
+  const { stdout } = await promisify(execFile)(process.execPath, [CLI, ...args, '--json'], {
+    env,
+    timeout: CHILD_TIMEOUT_MS,
+  });
+  return JSON.parse(stdout) as Record<string, unknown>;
+}
+
+/**
+ * Starts a node child that prints one JSON line `{url}` once it listens, and resolves with the
+ * url. Later output is passed on to our stderr, so warnings show and the pipe never fills.
+ */
+async function startChild(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<[ChildProcess, string]> {
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} did not start in time`)), CHILD_TIMEOUT_MS);
+    child.once('exit', (code) => reject(new Error(`${name} exited with code ${code} before listening`)));
+    lines.on('line', (line) => {
+      const url = parseUrlLine(line);
+      if (url) {
+        clearTimeout(timer);
+        resolve(url);
+      } else {
+        process.stderr.write(`[${name}] ${line}\n`);
+      }
+    });
+  });
+  return [child, url];
+}
+
+function parseUrlLine(line: string): string | null {
+  try {
+    const parsed = JSON.parse(line) as { url?: unknown };
+    return typeof parsed.url === 'string' ? parsed.url : null;
+  } catch {
+    return null;
+  }
+}
+
+/** SIGTERM (the service then finishes in-flight requests and commits), SIGKILL if it hangs. */
+async function stopChild(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_TIMEOUT_MS);
+  const code = await exited;
+  clearTimeout(timer);
+  return code;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The request
+
+/** A typical submission: a system prompt, a few hundred bytes of user text, metadata, a webhook. */
+function cargoBody(): string {
+  return JSON.stringify({
+    params: {
+      model: 'svc-mock',
+      max_tokens: 512,
+      temperature: 0.2,
+      system:
+        'You are a support assistant for an online bookshop. Answer in two or three sentences, in the language of the question, and never invent order details.',
+      messages: [
+        {
+          role: 'user',
+          content:
+            'Hello, I ordered three paperbacks last Tuesday (order 48213) and the tracking page has said "label created" ever since. ' +
+            'The confirmation email promised delivery within five working days and I need one of the books for a course that starts on Monday. ' +
+            'Could you tell me whether the parcel has actually left the warehouse, and if not, whether I can cancel just that one title and pick it up in a shop instead? Thanks, Maria',
+        },
+      ],
+    },
+    callback_url: 'https://hooks.example.com/barge/cargo-results',
+    metadata: { ticket: 'T-48213', customer_id: 'cus_7f3a9c21', locale: 'en-GB', queue: 'support-tier1', attempt: 1 },
+  });
+}
+
+interface Target {
+  /** The server process, for its CPU time. */
+  pid: number;
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** The response the bare server replays: what the service answered, minus per-connection headers. */
+interface Recorded {
+  headers: Record<string, string>;
+  body: string;
+}
+
+async function recordOneResponse(target: Target): Promise<Recorded> {
+  const response = await fetch(target.url, { method: 'POST', headers: target.headers, body: target.body });
+  const body = await response.text();
+  if (response.status !== 200) throw new Error(`sample request answered ${response.status}: ${body}`);
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    // node:http writes these itself, for the service and the bare server alike.
+    if (!['date', 'connection', 'keep-alive', 'transfer-encoding'].includes(name)) headers[name] = value;
+  });
+  return { headers, body };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Load
+
+interface Load {
+  /** 2xx per second inside the fixed window (responses of the drain are not counted). */
+  rps: number;
+  /** All 2xx, drain included: every one of them must be durable. */
+  ok: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  p50: number;
+  p99: number;
+  /** cargo ids read from the 2xx bodies. */
+  ids: string[];
+  /** Cores busy during the window: the server, this process (the client), everything else. */
+  cpu: CpuSplit | null;
+}
+
+/**
+ * Drives `target` with `connections` keep-alive connections for `seconds`, then drains: each
+ * connection sends nothing more but waits for the answer to its last request. autocannon's own
+ * end would cut those requests off, and the server may still commit them, so the count of rows
+ * could then exceed the count of 200s by up to one per connection. Draining keeps the two equal.
+ */
+async function drive(target: Target, connections: number, seconds: number): Promise<Load> {
+  const clients: Client[] = [];
+  const latencies: number[] = [];
+  const ids: string[] = [];
+  let inWindow = 0;
+  let windowMs = 0;
+  let draining = false;
+  let cpu: CpuSplit | null = null;
+  const started = performance.now();
+  const cpuAtStart = cpuSample(target.pid);
+
+  const result = await new Promise<Result>((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: target.url,
+        method: 'POST',
+        headers: target.headers,
+        body: target.body,
+        connections,
+        duration: seconds + DRAIN_LIMIT_S,
+        // The run ends at the first sample tick after the drain; a short interval wastes little.
+        sampleInt: 50,
+        setupClient: (client) => clients.push(client),
+        verifyBody: (body) => {
+          const match = CARGO_ID.exec(body);
+          if (match?.[1]) ids.push(match[1]);
+          return true;
+        },
+      },
+      (err, res) => (err ? reject(err) : resolve(res)),
+    );
+    activeLoad = instance;
+    // Our own percentiles: autocannon's histogram rounds to whole milliseconds.
+    instance.on('response', (_client, status, _bytes, ms) => {
+      if (status < 200 || status > 299) return;
+      latencies.push(ms);
+      if (!draining) inWindow++;
+    });
+    setTimeout(() => {
+      draining = true;
+      windowMs = performance.now() - started;
+      cpu = cpuSplit(cpuAtStart, cpuSample(target.pid), windowMs);
+      // autocannon ends a connection once it has made `responseMax` requests and seen the answers.
+      for (const client of clients) client.responseMax = client.reqsMade;
+    }, seconds * 1000);
+  });
+  activeLoad = null;
+
+  return {
+    rps: inWindow / (windowMs / 1000),
+    ok: result['2xx'],
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    p50: percentile(latencies, 0.5),
+    p99: percentile(latencies, 0.99),
+    ids,
+    cpu,
+  };
+}
+
+function percentile(values: number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = Float64Array.from(values).sort();
+  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] ?? Number.NaN;
+}
+
+/** Warm-up (JIT, SQLite page cache, TCP connections), then the measured run. */
+async function warmAndDrive(label: string, target: Target, options: Options): Promise<{ warmup: Load; run: Load }> {
+  process.stderr.write(`${label}: warm-up ${options.warmupSeconds} s, then ${options.seconds} s\n`);
+  const warmup =
+    options.warmupSeconds > 0 ? await drive(target, options.connections, options.warmupSeconds) : emptyLoad();
+  const run = await drive(target, options.connections, options.seconds);
+  return { warmup, run };
+}
+
+function emptyLoad(): Load {
+  return { rps: 0, ok: 0, non2xx: 0, errors: 0, timeouts: 0, p50: 0, p99: 0, ids: [], cpu: null };
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU accounting (Linux /proc). The client and the server share the cores, so where the CPU went
+// explains a result; and anything else running on the machine spoils it, which this makes visible.
+
+interface CpuSplit {
+  server: number;
+  /** The server's main thread alone: the event loop, the usual bottleneck of a Node server. */
+  serverMain: number;
+  client: number;
+  other: number;
+}
+
+interface CpuSample {
+  /** Busy ticks of the whole machine (USER_HZ, 100 per second on Linux). */
+  machine: number;
+  server: number;
+  serverMain: number;
+  /** This process, autocannon included, in microseconds. */
+  clientUs: number;
+}
+
+const TICKS_PER_SECOND = 100;
+
+function cpuSample(serverPid: number): CpuSample | null {
+  try {
+    // cpu  user nice system idle iowait irq softirq steal ...: all but idle and iowait are busy.
+    const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).slice(1).map(Number);
+    const machine = fields.reduce((sum, value, i) => (i === 3 || i === 4 ? sum : sum + value), 0);
+    const server = processTicks(`/proc/${serverPid}/stat`);
+    const serverMain = processTicks(`/proc/${serverPid}/task/${serverPid}/stat`);
+    const usage = process.cpuUsage();
+    return { machine, server, serverMain, clientUs: usage.user + usage.system };
+  } catch {
+    return null;
+  }
+}
+
+/** utime + stime of a process or thread: fields 14 and 15, counted after the `(command)` field. */
+function processTicks(statPath: string): number {
+  const stat = readFileSync(statPath, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+function cpuSplit(start: CpuSample | null, end: CpuSample | null, windowMs: number): CpuSplit | null {
+  if (!start || !end) return null;
+  const seconds = windowMs / 1000;
+  const server = (end.server - start.server) / TICKS_PER_SECOND / seconds;
+  const serverMain = (end.serverMain - start.serverMain) / TICKS_PER_SECOND / seconds;
+  const client = (end.clientUs - start.clientUs) / 1e6 / seconds;
+  const machine = (end.machine - start.machine) / TICKS_PER_SECOND / seconds;
+  return { server, serverMain, client, other: Math.max(0, machine - server - client) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Durability
+
+interface Durability {
+  rows: number;
+  acknowledged: number;
+  missing: number;
+  duplicates: number;
+  ok: boolean;
+}
+
+/** Read-only, after the service has stopped: every acknowledged id is a row, and nothing else is. */
+function checkDurability(dbPath: string, acknowledged: string[]): Durability {
+  const sqlite = new Database(dbPath, { readonly: true, fileMustExist: true });
+  try {
+    const stored = new Set(sqlite.prepare('select id from cargo').pluck().all() as string[]);
+    const unique = new Set(acknowledged);
+    const missing = [...unique].filter((id) => !stored.has(id)).length;
+    const duplicates = acknowledged.length - unique.size;
+    return {
+      rows: stored.size,
+      acknowledged: acknowledged.length,
+      missing,
+      duplicates,
+      ok: missing === 0 && duplicates === 0 && stored.size === acknowledged.length,
+    };
+  } finally {
+    sqlite.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The two runs
+
+async function benchService(
+  options: Options,
+  dir: string,
+): Promise<{ load: Load; recorded: Recorded; durability: Durability }> {
+  const dbPath = join(dir, 'barge.sqlite');
+  const env = bargeEnv(dbPath);
+  await runCli(['project', 'create', 'bench'], env);
+  const { key } = await runCli(['key', 'create', 'bench', '--name', 'bench'], env);
+  if (typeof key !== 'string') throw new Error('`barge key create --json` printed no key');
+
+  const nodeFlags = options.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`] : [];
+  const [service, url] = await startChild(
+    'service',
+    [...nodeFlags, CLI, 'serve', '--role', options.role, '--port', '0', '--json'],
+    env,
+  );
+  const target: Target = {
+    pid: service.pid ?? 0,
+    url: `${url}/cargo/load`,
+    headers: { 'content-type': 'application/json', 'x-api-key': key },
+    body: cargoBody(),
+  };
+  const recorded = await recordOneResponse(target);
+  const { warmup, run } = await warmAndDrive('service', target, options);
+
+  const code = await stopChild(service);
+  if (code !== 0) throw new Error(`the service exited with code ${code}`);
+  const sampleId = CARGO_ID.exec(recorded.body)?.[1];
+  const acknowledged = [...(sampleId ? [sampleId] : []), ...warmup.ids, ...run.ids];
+  if (acknowledged.length !== 1 + warmup.ok + run.ok) {
+    throw new Error('some 2xx response carried no cargo id');
+  }
+  return { load: run, recorded, durability: checkDurability(dbPath, acknowledged) };
+}
+
+async function benchBare(options: Options, recorded: Recorded, body: string): Promise<Load> {
+  const env = { ...process.env, BENCH_BARE_RESPONSE: JSON.stringify(recorded) };
+  const [bare, url] = await startChild('bare', ['--import', 'tsx', BARE_SERVER], env);
+  const target: Target = {
+    pid: bare.pid ?? 0,
+    url: `${url}/cargo/load`,
+    headers: { 'content-type': 'application/json' },
+    body,
+  };
+  const { run } = await warmAndDrive('bare', target, options);
+  await stopChild(bare);
+  return run;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report
+
+function report(options: Options, service: Load, bare: Load, durability: Durability): void {
+  const ratio = service.rps / bare.rps;
+  const row = (name: string, a: string, b: string) => `  ${name.padEnd(18)}${a.padStart(12)}${b.padStart(12)}`;
+  const ms = (value: number) => value.toFixed(2);
+  const lines = [
+    '',
+    `bench:submit  ${new Date().toISOString()}`,
+    `  machine: ${cpus().length} cores (${cpus()[0]?.model.trim()}), ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}`,
+    `  POST /cargo/load, ${Buffer.byteLength(cargoBody())}-byte body, ${options.connections} connections, ` +
+      `${options.seconds} s after ${options.warmupSeconds} s warm-up; serve --role ${options.role}; SQLite WAL synchronous=FULL`,
+    '  the load generator (autocannon, this process) shares the cores with the server in both runs',
+    '',
+    row('', 'service', 'bare'),
+    row('req/s', service.rps.toFixed(0), bare.rps.toFixed(0)),
+    row('p50 latency (ms)', ms(service.p50), ms(bare.p50)),
+    row('p99 latency (ms)', ms(service.p99), ms(bare.p99)),
+    row('2xx', String(service.ok), String(bare.ok)),
+    row('non-2xx', String(service.non2xx), String(bare.non2xx)),
+    row('errors (timeouts)', `${service.errors} (${service.timeouts})`, `${bare.errors} (${bare.timeouts})`),
+    row('CPU server (cores)', cores(service.cpu?.server), cores(bare.cpu?.server)),
+    row('  on main thread', cores(service.cpu?.serverMain), cores(bare.cpu?.serverMain)),
+    row('CPU client (cores)', cores(service.cpu?.client), cores(bare.cpu?.client)),
+    row('CPU other (cores)', cores(service.cpu?.other), cores(bare.cpu?.other)),
+    // Less sensitive to other load on the machine than req/s: what one request costs the server.
+    row('server µs/request', perRequest(service, 'server'), perRequest(bare, 'server')),
+    row('  on main thread', perRequest(service, 'serverMain'), perRequest(bare, 'serverMain')),
+    '',
+    `  ratio service/bare: ${ratio.toFixed(3)}  (goal >= ${GOAL_RATIO}: ${ratio >= GOAL_RATIO ? 'met' : 'NOT met'})`,
+    `  service p99: ${ms(service.p99)} ms  (goal <= ${GOAL_P99_MS} ms: ${service.p99 <= GOAL_P99_MS ? 'met' : 'NOT met'})`,
+    `  durability: ${durability.rows} cargo rows, ${durability.acknowledged} 2xx received (sample, warm-up and run), ` +
+      `${durability.missing} acknowledged ids missing, ${durability.duplicates} duplicated: ${durability.ok ? 'OK' : 'FAILED'}`,
+    '',
+  ];
+  const noisy = Math.max(service.cpu?.other ?? 0, bare.cpu?.other ?? 0);
+  if (noisy > NOISE_LIMIT_CORES) {
+    lines.push(
+      `  WARNING: other processes used up to ${noisy.toFixed(2)} cores during a run; the figures are not clean.`,
+      '',
+    );
+  }
+  process.stdout.write(lines.join('\n'));
+}
+
+function perRequest(load: Load, part: 'server' | 'serverMain'): string {
+  return load.cpu ? ((load.cpu[part] * 1e6) / load.rps).toFixed(0) : '-';
+}
+
+function cores(value: number | undefined): string {
+  return value === undefined ? '-' : value.toFixed(2);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const options = parseOptions();
+  installCleanup(options);
+  if (options.build) {
+    process.stderr.write('building (npm run build)\n');
+    await promisify(execFile)('npm', ['run', '--silent', 'build'], { cwd: ROOT, timeout: 120_000 });
+  }
+  tempDir = mkdtempSync(join(tmpdir(), 'barge-bench-'));
+
+  const service = await benchService(options, tempDir);
+  const bare = await benchBare(options, service.recorded, cargoBody());
+  report(options, service.load, bare, service.durability);
+
+  rmSync(tempDir, { recursive: true, force: true });
+  tempDir = null;
+  if (!service.durability.ok) process.exitCode = 1;
+}
+
+main().then(
+  // Nothing may keep us alive past the report (a child's pipe, a timer).
+  () => process.exit(),
+  (err: unknown) => {
+    process.stderr.write(`bench:submit: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);

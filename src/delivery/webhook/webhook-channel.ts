@@ -1,0 +1,130 @@
+import { type Agent, request } from 'undici';
+import { webhookPayloadJson } from '../../domain/envelope.js';
+import type { DueDelivery } from '../../store/deliveries.js';
+import type { DeliveryChannel, DeliveryTarget, DispatchOutcome } from '../channel.js';
+import { blockedLiteral } from './http-client.js';
+import { signWebhook } from './signature.js';
+
+const EXCERPT_BYTES = 512;
+
+export interface WebhookChannelOptions {
+  agent: Agent;
+  timeoutMs: number;
+  blockPrivateAddresses: boolean;
+  userAgent: string;
+  now: () => number;
+}
+
+/**
+ * POSTs the result to `callback_url`: the same body bytes on every attempt, signed per attempt
+ * with the project's Standard Webhooks secret(s). Any 2xx delivers; redirects are not followed.
+ */
+export class WebhookChannel implements DeliveryChannel {
+  readonly name = 'webhook';
+
+  constructor(private readonly options: WebhookChannelOptions) {}
+
+  concurrencyKey(target: DeliveryTarget): string {
+    try {
+      return new URL(target.callbackUrl ?? '').host;
+    } catch {
+      return '';
+    }
+  }
+
+  async deliver(due: DueDelivery): Promise<DispatchOutcome> {
+    let url: URL;
+    try {
+      url = new URL(due.callbackUrl ?? '');
+    } catch {
+      return failure('invalid_url', `callback_url '${due.callbackUrl}' is not a valid URL`);
+    }
+    if (this.options.blockPrivateAddresses) {
+      const literal = blockedLiteral(url);
+      if (literal) return failure('blocked_address', `${literal} is a private or reserved address`);
+      if (url.protocol !== 'https:') return failure('invalid_url', 'production deliveries require https');
+    }
+
+    const body = webhookPayloadJson({
+      cargoId: due.cargoId,
+      success: due.success,
+      responseJson: due.response,
+      errorMessage: due.errorMessage,
+      metadataJson: due.metadata,
+    });
+    const messageId = due.delivery.id;
+    const timestamp = Math.floor(this.options.now() / 1000);
+    const signature = due.webhookSecrets.map((secret) => signWebhook(secret, messageId, timestamp, body)).join(' ');
+
+    try {
+      const response = await request(url, {
+        method: 'POST',
+        dispatcher: this.options.agent,
+        body,
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': this.options.userAgent,
+          'idempotency-key': due.cargoId,
+          'webhook-id': messageId,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': signature,
+        },
+        signal: AbortSignal.timeout(this.options.timeoutMs),
+      });
+      const excerpt = await readExcerpt(response.body);
+      if (response.statusCode >= 200 && response.statusCode < 300) {
+        return { kind: 'delivered', statusCode: response.statusCode, responseExcerpt: excerpt };
+      }
+      return {
+        kind: 'failed',
+        errorClass: 'http_status',
+        detail: `receiver answered HTTP ${response.statusCode}`,
+        statusCode: response.statusCode,
+        responseExcerpt: excerpt,
+      };
+    } catch (err) {
+      return classifyError(err, this.options.timeoutMs);
+    }
+  }
+}
+
+function failure(errorClass: string, detail: string): DispatchOutcome {
+  return { kind: 'failed', errorClass, detail, statusCode: null, responseExcerpt: null };
+}
+
+/** The first bytes of the body, for the attempt log; the rest is not read. */
+async function readExcerpt(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<string | null> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    parts.push(chunk);
+    size += chunk.length;
+    if (size >= EXCERPT_BYTES) {
+      body.destroy();
+      break;
+    }
+  }
+  return size === 0 ? null : Buffer.concat(parts).subarray(0, EXCERPT_BYTES).toString('utf8');
+}
+
+function classifyError(err: unknown, timeoutMs: number): DispatchOutcome {
+  const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
+  const code = e.code ?? e.cause?.code ?? '';
+  const message = e.message ?? String(err);
+  if (code === 'EBLOCKEDADDRESS') return failure('blocked_address', message);
+  if (
+    e.name === 'TimeoutError' ||
+    e.name === 'AbortError' ||
+    (code.startsWith('UND_ERR_') && code.includes('TIMEOUT'))
+  ) {
+    return failure('timeout', `no response within ${timeoutMs} ms`);
+  }
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME')
+    return failure('dns', `DNS lookup failed: ${message}`);
+  if (code === 'ECONNREFUSED') return failure('connection_refused', message);
+  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE')
+    return failure('connection_reset', message);
+  if (code.startsWith('ERR_TLS') || code.startsWith('ERR_SSL') || /CERT|SSL|TLS/.test(code))
+    return failure('tls', message);
+  return failure('network', `${code ? `${code}: ` : ''}${message}`);
+}

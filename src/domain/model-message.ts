@@ -1,0 +1,11 @@
+/** A model message as the interface document (section 2.4) and the Messages API define it. */
+export interface ModelMessage {
+  id: string;
+  type: 'message';
+  role: 'assistant';
+  content: { type: 'text'; text: string }[];
+  model: string;
+  stop_reason: 'end_turn' | 'max_tokens' | 'stop_sequence';
+  stop_sequence: string | null;
+  usage: { input_tokens: number; output_tokens: number };
+}

@@ -1,0 +1,52 @@
+import { newId } from '../domain/ids.js';
+import { formBatch, pendingGroups } from '../store/batches.js';
+import type { PipelineContext } from './context.js';
+
+export interface BatcherPass {
+  formed: number;
+  /** When the next partial group becomes due by time, if any. */
+  nextDueAt: number | null;
+}
+
+/**
+ * Packs pending cargo into batches: a group of one (provider, model) is flushed when it fills a
+ * batch (the provider's request or byte limit, or BARGE_BATCH_MAX_SIZE), or when its oldest cargo
+ * has waited the group's max wait.
+ *
+ * One pass forms at most one batch per group. When it formed any, it asks to run again at once
+ * (`nextDueAt` = now) rather than looping here: SQLite queries are synchronous, so a backlog of a
+ * million pending cargo would otherwise keep the event loop from HTTP requests, timers and the
+ * submitter for as long as it takes to form a hundred batches, and no batch would be submitted
+ * before the last was formed.
+ */
+export async function formDueBatches(ctx: PipelineContext): Promise<BatcherPass> {
+  const now = ctx.clock.now();
+  let nextDueAt: number | null = null;
+  let formed = 0;
+  for (const group of await pendingGroups(ctx.database.db)) {
+    const provider = ctx.providers.get(group.provider);
+    if (!provider) {
+      ctx.log.warn({ provider: group.provider }, 'pending cargo for a provider that is not configured');
+      continue;
+    }
+    const maxWait = ctx.settings.batchMaxWaitMs ?? provider.limits.defaultMaxWaitMs;
+    const dueAt = group.oldestAt + maxWait;
+    const batch = await formBatch(ctx.database, {
+      batchId: newId('bat', now),
+      provider: group.provider,
+      providerModel: group.providerModel,
+      maxRequests: Math.min(provider.limits.maxRequests, ctx.settings.batchMaxSize),
+      maxBytes: provider.limits.maxBytes,
+      onlyIfFull: dueAt > now,
+      now,
+    });
+    if (batch) {
+      formed++;
+      ctx.log.info({ batch: batch.batchId, cargo: batch.cargoCount, requests: batch.requestCount }, 'batch formed');
+    } else if (nextDueAt === null || dueAt < nextDueAt) {
+      nextDueAt = dueAt;
+    }
+  }
+  // More may be due at once: the group may hold another full batch.
+  return { formed, nextDueAt: formed > 0 ? now : nextDueAt };
+}

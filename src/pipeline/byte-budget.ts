@@ -1,0 +1,44 @@
+/**
+ * Bounds how many bytes of batch data the steps of one process hold in memory at once. A
+ * submission holds its whole request list while it is built and handed to the provider; a
+ * collection holds what the provider returns while it streams it. With several batches claimed at
+ * once (BARGE_WORKER_CONCURRENCY), each up to the provider's limit (hundreds of megabytes for some),
+ * memory would otherwise follow the largest batches instead of a fixed bound. Work waits its turn
+ * in arrival order; a batch larger than the whole budget runs alone.
+ */
+export class ByteBudget {
+  private used = 0;
+  private readonly waiting: { bytes: number; start: () => void }[] = [];
+
+  constructor(private readonly limit: number) {}
+
+  async run<T>(bytes: number, work: () => Promise<T>): Promise<T> {
+    await this.acquire(bytes);
+    try {
+      return await work();
+    } finally {
+      this.release(bytes);
+    }
+  }
+
+  private acquire(bytes: number): Promise<void> {
+    if (this.waiting.length === 0 && this.fits(bytes)) {
+      this.used += bytes;
+      return Promise.resolve();
+    }
+    return new Promise((start) => this.waiting.push({ bytes, start }));
+  }
+
+  private release(bytes: number): void {
+    this.used -= bytes;
+    for (let next = this.waiting[0]; next && this.fits(next.bytes); next = this.waiting[0]) {
+      this.waiting.shift();
+      this.used += next.bytes;
+      next.start();
+    }
+  }
+
+  private fits(bytes: number): boolean {
+    return this.used === 0 || this.used + bytes <= this.limit;
+  }
+}

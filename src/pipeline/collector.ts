@@ -1,0 +1,201 @@
+import { parseCustomId } from '../domain/custom-ids.js';
+import {
+  assembleRecords,
+  EXPIRED_ERROR,
+  NO_RESULT_ERROR,
+  type RecordOutcome,
+  recordResultJson,
+  withRecordId,
+} from '../domain/records.js';
+import { statusAfterResult } from '../domain/statuses.js';
+import type { Provider, RequestResult } from '../providers/provider.js';
+import { type BatchRow, extendLease } from '../store/batches.js';
+import {
+  type AwaitingCargo,
+  cargoAwaitingResults,
+  cargoRequest,
+  type NewResult,
+  type StagedRecord,
+  stagedRecordResults,
+  stageRecordResults,
+  storeResults,
+} from '../store/results.js';
+import { ByteBudget } from './byte-budget.js';
+import type { PipelineContext } from './context.js';
+
+/**
+ * Results are written this many at a time: memory stays flat however large the batch, and each
+ * commit (one fsync) carries a couple of megabytes rather than a few hundred kilobytes.
+ */
+const FLUSH_EVERY = 2000;
+
+/** Request bytes of the batches this process collects at once (results are of a similar size). */
+const COLLECTIONS_IN_MEMORY = new ByteBudget(16 * 1024 * 1024);
+
+/**
+ * Streams an ended job's results into the mailbox. Plain cargo get their result as it arrives;
+ * a `records` cargo's per-record results are staged and assembled in input order at the end. Cargo
+ * the provider returned nothing for fail. Safe to run again after a crash: stored results stay.
+ *
+ * `canceledMeans`: when the job was canceled because its completion window closed, the requests it
+ * canceled count as expired.
+ */
+export async function collectResults(
+  ctx: PipelineContext,
+  provider: Provider,
+  batch: BatchRow,
+  options: { canceledMeans: 'canceled' | 'expired' },
+): Promise<void> {
+  // A bounded number at a time: a provider may hold a whole job's results while they are read
+  // (svc-mock does), and the collector holds up to two chunks of results.
+  await COLLECTIONS_IN_MEMORY.run(batch.request_bytes, () => collect(ctx, provider, batch, options));
+}
+
+async function collect(
+  ctx: PipelineContext,
+  provider: Provider,
+  batch: BatchRow,
+  options: { canceledMeans: 'canceled' | 'expired' },
+): Promise<void> {
+  const db = ctx.database.db;
+  const awaiting = new Map((await cargoAwaitingResults(db, batch.id)).map((c) => [c.id, c]));
+  const plain: NewResult[] = [];
+  const staged: StagedRecord[] = [];
+  const seen = new Set<string>();
+
+  const writer = new ChunkWriter(async (results, records) => {
+    await storeResults(db, results, ctx.clock.now());
+    await stageRecordResults(db, records);
+    // Long collections keep their lease alive; losing it means another worker took over.
+    if (!(await extendLease(db, batch.id, ctx.workerId, ctx.clock.now() + ctx.settings.leaseMs))) {
+      throw new Error(`lost the lease on batch ${batch.id}`);
+    }
+  });
+  const flush = () => writer.flush(plain.splice(0), staged.splice(0));
+
+  try {
+    await collectInto(ctx, provider, batch, options, { awaiting, plain, staged, seen, flush });
+    // Staged records must be committed before they are read back and assembled.
+    await flush();
+    await writer.settle();
+
+    const missing = options.canceledMeans === 'expired' ? EXPIRED_ERROR : NO_RESULT_ERROR;
+    for (const cargo of awaiting.values()) {
+      if (cargo.isRecords) {
+        plain.push(await assembleRecordsCargo(ctx, cargo, missing));
+      } else if (!seen.has(cargo.id)) {
+        plain.push(newResult(cargo, false, null, missing));
+      }
+      if (plain.length >= FLUSH_EVERY) await flush();
+    }
+    await flush();
+    await writer.settle();
+  } catch (err) {
+    // Nothing of this collection may still be writing once the caller has given the batch up.
+    await writer.settle().catch(() => {});
+    throw err;
+  }
+}
+
+interface Collection {
+  awaiting: Map<string, AwaitingCargo>;
+  plain: NewResult[];
+  staged: StagedRecord[];
+  seen: Set<string>;
+  flush: () => Promise<void>;
+}
+
+/** Turns the provider's results into pending writes, flushing every FLUSH_EVERY. */
+async function collectInto(
+  ctx: PipelineContext,
+  provider: Provider,
+  batch: BatchRow,
+  options: { canceledMeans: 'canceled' | 'expired' },
+  { awaiting, plain, staged, seen, flush }: Collection,
+): Promise<void> {
+  if (batch.job_id) {
+    for await (const result of provider.results(batch.job_id)) {
+      const id = parseCustomId(result.customId);
+      if (id.kind !== 'cargo') continue;
+      const cargo = awaiting.get(id.cargoId);
+      if (!cargo) continue;
+      const outcome = toOutcome(result, options.canceledMeans);
+      if (cargo.isRecords && id.recordIndex !== null) {
+        staged.push({
+          cargoId: cargo.id,
+          recordIndex: id.recordIndex,
+          success: outcome.success,
+          body: recordResultJson(outcome),
+        });
+      } else if (!cargo.isRecords) {
+        seen.add(cargo.id);
+        plain.push(newResult(cargo, outcome.success, outcome.responseJson, outcome.error));
+      }
+      if (plain.length + staged.length >= FLUSH_EVERY) await flush();
+    }
+  }
+}
+
+/**
+ * Keeps one chunk of results being written while the collector builds the next: on SQLite the
+ * write commits on the write worker's thread (storeResults), so building and committing overlap.
+ * At most two chunks are in memory. A failed write surfaces at the next `flush` or at `settle`.
+ */
+class ChunkWriter {
+  private inFlight: Promise<void> = Promise.resolve();
+
+  constructor(private readonly write: (results: NewResult[], records: StagedRecord[]) => Promise<void>) {}
+
+  async flush(results: NewResult[], records: StagedRecord[]): Promise<void> {
+    await this.inFlight;
+    const writing = this.write(results, records);
+    // Awaited by the next flush or settle; until then its failure must not count as unhandled.
+    writing.catch(() => {});
+    this.inFlight = writing;
+  }
+
+  /** Waits for the write in flight; rejects if it failed. */
+  settle(): Promise<void> {
+    return this.inFlight;
+  }
+}
+
+function toOutcome(result: RequestResult, canceledMeans: 'canceled' | 'expired'): RecordOutcome {
+  if (result.success) return { success: true, responseJson: JSON.stringify(result.response), error: null };
+  const error = result.kind === 'canceled' && canceledMeans === 'expired' ? EXPIRED_ERROR : result.error;
+  return { success: false, responseJson: null, error };
+}
+
+function newResult(
+  cargo: AwaitingCargo,
+  success: boolean,
+  responseJson: string | null,
+  error: string | null,
+): NewResult {
+  return {
+    cargoId: cargo.id,
+    success,
+    response: responseJson,
+    errorMessage: error,
+    resultTtlSeconds: cargo.resultTtlSeconds,
+    isRecords: cargo.isRecords,
+    nextStatus: statusAfterResult(success, cargo.channels.length),
+    channels: cargo.channels,
+  };
+}
+
+/** Builds a records cargo's result from its staged records, in input order. */
+async function assembleRecordsCargo(ctx: PipelineContext, cargo: AwaitingCargo, missing: string): Promise<NewResult> {
+  const db = ctx.database.db;
+  const { requests } = JSON.parse(await cargoRequest(db, cargo.id)) as { requests: { recordId: string }[] };
+  const staged = new Map((await stagedRecordResults(db, cargo.id)).map((r) => [r.recordIndex, r]));
+  let failed = 0;
+  const bodies = requests.map((request, index) => {
+    const record = staged.get(index);
+    if (!record?.success) failed++;
+    const body = record?.body ?? recordResultJson({ success: false, responseJson: null, error: missing });
+    return withRecordId(request.recordId, body);
+  });
+  const assembled = assembleRecords(bodies, failed);
+  return newResult(cargo, assembled.success, assembled.responseJson, assembled.errorMessage);
+}

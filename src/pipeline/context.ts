@@ -1,0 +1,32 @@
+import type { Clock } from '../domain/clock.js';
+import type { Provider } from '../providers/provider.js';
+import type { Database } from '../store/database.js';
+
+export interface PipelineSettings {
+  /** Cap on requests per batch below the provider's own (BARGE_BATCH_MAX_SIZE). */
+  batchMaxSize: number;
+  /** Overrides every provider's default wait before a partial batch is flushed. */
+  batchMaxWaitMs: number | null;
+  /** How long a worker may hold a batch before another may take it over. */
+  leaseMs: number;
+  /** Batches a worker submits or polls at once. */
+  concurrency: number;
+  /** Results purged per transaction. */
+  purgeChunk: number;
+}
+
+export interface Logger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+/** What every pipeline step works with. */
+export interface PipelineContext {
+  database: Database;
+  clock: Clock;
+  providers: ReadonlyMap<string, Provider>;
+  settings: PipelineSettings;
+  workerId: string;
+  log: Logger;
+}

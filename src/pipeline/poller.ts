@@ -1,0 +1,87 @@
+import { nextPollAt, retryBackoffMs } from '../domain/polling.js';
+import { statusAfterResult } from '../domain/statuses.js';
+import { type BatchRow, markBatchCanceled, markBatchEnded, rescheduleBatch } from '../store/batches.js';
+import { cargoAwaitingResults, storeResults } from '../store/results.js';
+import { collectResults } from './collector.js';
+import type { PipelineContext } from './context.js';
+
+/**
+ * Looks at a leased `processing` batch: cancels it once its completion window has closed, collects
+ * its results once the provider says it ended, fails its cargo if the job failed as a whole, and
+ * otherwise schedules the next look (nextPollAt).
+ */
+export async function checkBatch(ctx: PipelineContext, batch: BatchRow): Promise<void> {
+  const db = ctx.database.db;
+  const provider = ctx.providers.get(batch.provider);
+  const now = ctx.clock.now();
+  const deadlineAt = batch.deadline_at ?? Number.POSITIVE_INFINITY;
+  try {
+    if (!provider || !batch.job_id) throw new Error(`provider '${batch.provider}' is not configured`);
+    let canceled = batch.canceled_at !== null;
+    if (!canceled && now >= deadlineAt) {
+      await provider.cancel(batch.job_id);
+      await markBatchCanceled(db, { batchId: batch.id, workerId: ctx.workerId, now });
+      canceled = true;
+      ctx.log.warn({ batch: batch.id, job: batch.job_id }, 'completion window closed; job canceled');
+    }
+
+    const status = await provider.status(batch.job_id);
+    if (status.state === 'running') {
+      await rescheduleBatch(db, {
+        batchId: batch.id,
+        workerId: ctx.workerId,
+        now,
+        polled: true,
+        // A canceling job is checked often; it ends within minutes.
+        nextCheckAt: canceled
+          ? now + 5_000
+          : nextPollAt({
+              now,
+              submittedAt: batch.submitted_at ?? now,
+              expectedEndAt: status.expectedEndAt,
+              deadlineAt,
+            }),
+      });
+      return;
+    }
+    if (status.state === 'failed') {
+      await failAwaitingCargo(ctx, batch, `errored: the provider failed the batch: ${status.message}`);
+      await markBatchEnded(db, { batchId: batch.id, workerId: ctx.workerId, reason: 'failed', now: ctx.clock.now() });
+      return;
+    }
+    await collectResults(ctx, provider, batch, { canceledMeans: canceled ? 'expired' : 'canceled' });
+    await markBatchEnded(db, {
+      batchId: batch.id,
+      workerId: ctx.workerId,
+      reason: canceled ? 'expired' : 'ended',
+      now: ctx.clock.now(),
+    });
+  } catch (err) {
+    ctx.log.warn({ batch: batch.id, err }, 'batch check failed; will retry');
+    await rescheduleBatch(db, {
+      batchId: batch.id,
+      workerId: ctx.workerId,
+      now: ctx.clock.now(),
+      nextCheckAt: ctx.clock.now() + retryBackoffMs(batch.attempts),
+      error: err instanceof Error ? err.message : String(err),
+    });
+  }
+}
+
+async function failAwaitingCargo(ctx: PipelineContext, batch: BatchRow, message: string): Promise<void> {
+  const awaiting = await cargoAwaitingResults(ctx.database.db, batch.id);
+  await storeResults(
+    ctx.database.db,
+    awaiting.map((c) => ({
+      cargoId: c.id,
+      success: false,
+      response: null,
+      errorMessage: message,
+      resultTtlSeconds: c.resultTtlSeconds,
+      isRecords: c.isRecords,
+      nextStatus: statusAfterResult(false, c.channels.length),
+      channels: c.channels,
+    })),
+    ctx.clock.now(),
+  );
+}

@@ -1,0 +1,82 @@
+import type { ModelInput } from '../domain/cargo-request.js';
+import { customIdFor, paddingId } from '../domain/custom-ids.js';
+import { retryBackoffMs } from '../domain/polling.js';
+import type { BatchRequest } from '../providers/provider.js';
+import { type BatchRow, batchCargoRequests, markBatchSubmitted, rescheduleBatch } from '../store/batches.js';
+import { ByteBudget } from './byte-budget.js';
+import type { PipelineContext } from './context.js';
+
+/** The cheapest valid request, sent only to reach a provider's minimum batch size. */
+const PADDING_INPUT: ModelInput = { max_tokens: 1, messages: [{ role: 'user', content: '.' }] };
+
+/**
+ * Request bytes (as stored) of the submissions this process builds at once; in memory a request
+ * list takes a few times that. One default-sized batch (10,000 requests of a few hundred bytes)
+ * fits; more small ones do.
+ */
+const SUBMISSIONS_IN_MEMORY = new ByteBudget(16 * 1024 * 1024);
+
+/**
+ * Sends a leased `submitting` batch to its provider. No transaction is open during the call; if
+ * the process dies after the provider accepted, the lease lapses and the batch is submitted again
+ * with the same batch id, which providers must treat as the same job.
+ */
+export async function submitBatch(ctx: PipelineContext, batch: BatchRow): Promise<void> {
+  const provider = ctx.providers.get(batch.provider);
+  const now = ctx.clock.now();
+  if (!provider) {
+    await rescheduleBatch(ctx.database.db, {
+      batchId: batch.id,
+      workerId: ctx.workerId,
+      nextCheckAt: now + retryBackoffMs(batch.attempts),
+      now,
+      error: `provider '${batch.provider}' is not configured`,
+    });
+    return;
+  }
+  try {
+    // The request list lives only while it is built and handed over, a bounded number at a time.
+    const { jobId, requestCount, padding } = await SUBMISSIONS_IN_MEMORY.run(batch.request_bytes, async () => {
+      const { requests, padding } = await providerRequests(ctx, batch, provider.limits.minRequests);
+      const { jobId } = await provider.submit({ batchId: batch.id, model: batch.provider_model, requests });
+      return { jobId, requestCount: requests.length, padding };
+    });
+    const submittedAt = ctx.clock.now();
+    await markBatchSubmitted(ctx.database, {
+      batchId: batch.id,
+      workerId: ctx.workerId,
+      jobId,
+      paddingCount: padding,
+      now: submittedAt,
+      deadlineAt: submittedAt + provider.limits.completionWindowMs,
+    });
+    ctx.log.info({ batch: batch.id, job: jobId, requests: requestCount, padding }, 'batch submitted');
+  } catch (err) {
+    ctx.log.warn({ batch: batch.id, err }, 'batch submission failed; will retry');
+    await rescheduleBatch(ctx.database.db, {
+      batchId: batch.id,
+      workerId: ctx.workerId,
+      nextCheckAt: ctx.clock.now() + retryBackoffMs(batch.attempts),
+      now: ctx.clock.now(),
+      error: err instanceof Error ? err.message : String(err),
+    });
+  }
+}
+
+/** The batch's provider requests, in cargo order, padded up to the provider's minimum. */
+async function providerRequests(
+  ctx: PipelineContext,
+  batch: BatchRow,
+  minRequests: number,
+): Promise<{ requests: BatchRequest[]; padding: number }> {
+  const requests: BatchRequest[] = [];
+  for (const cargo of await batchCargoRequests(ctx.database.db, batch.id)) {
+    const { requests: inputs } = JSON.parse(cargo.request) as { requests: { modelInput: ModelInput }[] };
+    inputs.forEach((r, i) => {
+      requests.push({ customId: customIdFor(cargo.id, cargo.is_records === 1 ? i : null), input: r.modelInput });
+    });
+  }
+  const padding = Math.max(0, minRequests - requests.length);
+  for (let i = 0; i < padding; i++) requests.push({ customId: paddingId(i), input: PADDING_INPUT });
+  return { requests, padding };
+}

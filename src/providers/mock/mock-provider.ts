@@ -1,0 +1,135 @@
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../domain/clock.js';
+import { newId } from '../../domain/ids.js';
+import {
+  cancelMockJob,
+  deleteMockJobsEndedBefore,
+  findMockJob,
+  findMockJobState,
+  insertMockJob,
+} from '../../store/mock-jobs.js';
+import type { Schema } from '../../store/schema.js';
+import type { JobStatus, Provider, ProviderLimits, RequestResult, SubmitRequest } from '../provider.js';
+import { mockRespond } from './responder.js';
+
+const DAY = 86_400_000;
+/**
+ * Long-ended jobs are deleted at most this often. The deletion scans every job row, and reaching
+ * `ends_at` means reading past each job's input (megabytes for a large batch): on every submit,
+ * that cost grew with the number of jobs kept.
+ */
+const CLEANUP_EVERY_MS = 3_600_000;
+
+export const MOCK_LIMITS: ProviderLimits = {
+  maxRequests: 100_000,
+  maxBytes: 256 * 1024 * 1024,
+  minRequests: 1,
+  completionWindowMs: DAY,
+  // svc-mock stands in for a batch API in integration tests: flush quickly.
+  defaultMaxWaitMs: 500,
+};
+
+export interface MockProviderOptions {
+  /** How long a job runs before it ends (BARGE_MOCK_LATENCY_MS). */
+  latencyMs: number;
+  limits?: Partial<ProviderLimits>;
+}
+
+/**
+ * The svc-mock provider: a batch API that never bills. Its jobs are rows in the service's own
+ * database, so they survive restarts, and its results come out in a shuffled order, as real
+ * providers' do.
+ */
+export class MockProvider implements Provider {
+  readonly name = 'mock';
+  readonly limits: ProviderLimits;
+  /** When submit next deletes long-ended jobs (see CLEANUP_EVERY_MS). */
+  private nextCleanupAt = 0;
+
+  constructor(
+    private readonly db: Kysely<Schema>,
+    private readonly clock: Clock,
+    private readonly options: MockProviderOptions,
+  ) {
+    this.limits = { ...MOCK_LIMITS, ...options.limits };
+  }
+
+  async submit(request: SubmitRequest): Promise<{ jobId: string }> {
+    const now = this.clock.now();
+    const input = request.requests
+      .map((r) => JSON.stringify({ custom_id: r.customId, params: { model: request.model, ...r.input } }))
+      .join('\n');
+    const jobId = await insertMockJob(this.db, {
+      id: newId('job', now),
+      batch_id: request.batchId,
+      model: request.model,
+      input,
+      request_count: request.requests.length,
+      created_at: now,
+      ends_at: now + this.options.latencyMs,
+      canceled_at: null,
+    });
+    if (now >= this.nextCleanupAt) {
+      this.nextCleanupAt = now + CLEANUP_EVERY_MS;
+      await deleteMockJobsEndedBefore(this.db, now - 30 * DAY);
+    }
+    return { jobId };
+  }
+
+  async status(jobId: string): Promise<JobStatus> {
+    const job = await findMockJobState(this.db, jobId);
+    if (!job) return { state: 'failed', message: `svc-mock: no job ${jobId}` };
+    if (job.canceled_at !== null || job.ends_at <= this.clock.now()) return { state: 'ended' };
+    return { state: 'running', expectedEndAt: job.ends_at };
+  }
+
+  async *results(jobId: string): AsyncIterable<RequestResult> {
+    const job = await findMockJob(this.db, jobId);
+    if (!job) return;
+    const lines = job.input.split('\n');
+    const canceledEarly = job.canceled_at !== null && job.canceled_at < job.ends_at;
+    for (const i of shuffledIndexes(lines.length, job.id)) {
+      const { custom_id, params } = JSON.parse(lines[i] as string) as {
+        custom_id: string;
+        params: { model: string } & Parameters<typeof mockRespond>[1];
+      };
+      if (canceledEarly) {
+        yield {
+          customId: custom_id,
+          success: false,
+          kind: 'canceled',
+          error: 'canceled: the batch was canceled before this request ran',
+        };
+        continue;
+      }
+      const { model, ...input } = params;
+      const outcome = mockRespond(model, input);
+      yield outcome.success
+        ? { customId: custom_id, success: true, response: outcome.response }
+        : { customId: custom_id, success: false, kind: outcome.kind, error: outcome.error };
+    }
+  }
+
+  async cancel(jobId: string): Promise<void> {
+    await cancelMockJob(this.db, jobId, this.clock.now());
+  }
+}
+
+/** A permutation of 0..n-1 fixed by the seed (results never come back in input order). */
+function shuffledIndexes(n: number, seed: string): number[] {
+  let state = 0;
+  for (const ch of seed) state = (Math.imul(state, 31) + ch.charCodeAt(0)) | 0;
+  const next = () => {
+    // mulberry32
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const order = Array.from({ length: n }, (_, i) => i);
+  for (let i = n - 1; i > 0; i--) {
+    const j = Math.floor(next() * (i + 1));
+    [order[i], order[j]] = [order[j] as number, order[i] as number];
+  }
+  return order;
+}

@@ -1,0 +1,124 @@
+import { createHash } from 'node:crypto';
+import type { Message, ModelInput } from '../../domain/cargo-request.js';
+import type { ModelMessage } from '../../domain/model-message.js';
+
+/**
+ * svc-mock's model: deterministic (the same input gives the same message), well-formed, and
+ * honouring max_tokens and stop_sequences. One word counts as one output token.
+ *
+ * Trigger phrases in the last user message exercise failure paths:
+ * - `svc-mock:fail`   → the request errors with a provider-style invalid_request_error;
+ * - `svc-mock:expire` → the request expires as if the batch's completion window closed first.
+ */
+export const TRIGGERS = Object.freeze({ fail: 'svc-mock:fail', expire: 'svc-mock:expire' });
+
+export type MockOutcome =
+  | { success: true; response: ModelMessage }
+  | { success: false; kind: 'errored' | 'expired'; error: string };
+
+const FILLER = (
+  'batch results arrive within the completion window and every cargo is delivered by webhook object ' +
+  'or mailbox while the service keeps each step in the database so nothing is lost'
+).split(' ');
+
+export function mockRespond(model: string, input: ModelInput): MockOutcome {
+  const prompt = lastUserText(input.messages);
+  if (prompt.includes(TRIGGERS.fail)) {
+    return {
+      success: false,
+      kind: 'errored',
+      error: `invalid_request_error: svc-mock was asked to fail (the last user message contains '${TRIGGERS.fail}')`,
+    };
+  }
+  if (prompt.includes(TRIGGERS.expire)) {
+    return {
+      success: false,
+      kind: 'expired',
+      error: `expired: the request was not processed before the batch's completion window closed ('${TRIGGERS.expire}')`,
+    };
+  }
+
+  // The service collects every result through this function, so it is written for speed (a batch
+  // holds up to 100,000 requests): the digest's bytes are read directly, and words are counted
+  // without splitting the text into arrays.
+  const digest = createHash('sha256').update(model).update(JSON.stringify(input)).digest();
+  const fillerWords = 12 + (((digest[0] as number) * 256 + (digest[1] as number)) % 24);
+  // The prompt's words, separated by single spaces (what splitting on /\s+/ and joining gives).
+  const said = prompt.replace(/\s+/g, ' ').trim();
+  let fullText = said === '' ? 'Synthetic reply from svc-mock. You said:' : `Synthetic reply from svc-mock. You said: ${said}`;
+  for (let i = 0; i < fillerWords; i++) {
+    // Each filler word is picked by one byte of the digest, so the text varies with the input.
+    fullText += ` ${FILLER[(digest[i % digest.length] as number) % FILLER.length]}`;
+  }
+  fullText += '.';
+
+  let text = fullText;
+  let stopReason: ModelMessage['stop_reason'] = 'end_turn';
+  let stopSequence: string | null = null;
+  const stop = earliestStop(fullText, input.stop_sequences ?? []);
+  if (stop) {
+    text = fullText.slice(0, stop.index);
+    stopReason = 'stop_sequence';
+    stopSequence = stop.sequence;
+  }
+  let outputTokens = countWords(text);
+  if (outputTokens > input.max_tokens) {
+    text = text.split(' ').filter(Boolean).slice(0, input.max_tokens).join(' ');
+    stopReason = 'max_tokens';
+    stopSequence = null;
+    outputTokens = input.max_tokens;
+  }
+
+  return {
+    success: true,
+    response: {
+      id: `msg_mock_${digest.toString('hex', 0, 12)}`,
+      type: 'message',
+      role: 'assistant',
+      content: [{ type: 'text', text }],
+      model,
+      stop_reason: stopReason,
+      stop_sequence: stopSequence,
+      usage: { input_tokens: inputTokens(input), output_tokens: outputTokens },
+    },
+  };
+}
+
+function messageText(message: Message): string {
+  return typeof message.content === 'string' ? message.content : message.content.map((b) => b.text).join('\n');
+}
+
+function lastUserText(messages: Message[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i];
+    if (message?.role === 'user') return messageText(message);
+  }
+  return '';
+}
+
+/** About four characters a token, plus a few per message, like real tokenizers on English text. */
+function inputTokens(input: ModelInput): number {
+  const chars = (input.system?.length ?? 0) + input.messages.reduce((n, m) => n + messageText(m).length, 0);
+  return Math.ceil(chars / 4) + 3 * input.messages.length;
+}
+
+/** How many words `text.split(' ').filter(Boolean)` would give, without building the array. */
+function countWords(text: string): number {
+  let count = 0;
+  let inWord = false;
+  for (let i = 0; i < text.length; i++) {
+    const space = text.charCodeAt(i) === 32;
+    if (!space && !inWord) count++;
+    inWord = !space;
+  }
+  return count;
+}
+
+function earliestStop(text: string, sequences: string[]): { index: number; sequence: string } | null {
+  let best: { index: number; sequence: string } | null = null;
+  for (const sequence of sequences) {
+    const index = text.indexOf(sequence);
+    if (index >= 0 && (best === null || index < best.index)) best = { index, sequence };
+  }
+  return best;
+}

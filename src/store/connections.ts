@@ -1,0 +1,201 @@
+import type { Kysely, Selectable } from 'kysely';
+import { CHECK_INTERVAL_MS } from '../domain/connections.js';
+import type { ConnectionsTable, Schema } from './schema.js';
+
+export type ConnectionRow = Selectable<ConnectionsTable>;
+
+export interface Connection {
+  id: string;
+  projectId: string;
+  roleArn: string | null;
+  externalId: string;
+  /** Bucket ARNs deliveries may target; null allows any. */
+  allowedBuckets: string[] | null;
+  endpointUrl: string | null;
+  region: string | null;
+  /** Sealed static credentials; opened only where a request is signed with them. */
+  sealedCredentials: string | null;
+  status: ConnectionRow['status'];
+  lastFailureReason: string | null;
+  lastFailedAt: number | null;
+  lastCheckAt: number | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+function toConnection(row: ConnectionRow): Connection {
+  return {
+    id: row.id,
+    projectId: row.project_id,
+    roleArn: row.role_arn,
+    externalId: row.external_id,
+    allowedBuckets: row.allowed_buckets === null ? null : (JSON.parse(row.allowed_buckets) as string[]),
+    endpointUrl: row.endpoint_url,
+    region: row.region,
+    sealedCredentials: row.sealed_credentials,
+    status: row.status,
+    lastFailureReason: row.last_failure_reason,
+    lastFailedAt: row.last_failed_at === null ? null : Number(row.last_failed_at),
+    lastCheckAt: row.last_check_at === null ? null : Number(row.last_check_at),
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+  };
+}
+
+export interface NewConnection {
+  id: string;
+  projectId: string;
+  roleArn: string | null;
+  externalId: string;
+  allowedBuckets: string[] | null;
+  endpointUrl: string | null;
+  region: string | null;
+  sealedCredentials: string | null;
+  now: number;
+}
+
+export async function insertConnection(db: Kysely<Schema>, input: NewConnection): Promise<Connection> {
+  const row = await db
+    .insertInto('connections')
+    .values({
+      id: input.id,
+      project_id: input.projectId,
+      role_arn: input.roleArn,
+      external_id: input.externalId,
+      allowed_buckets: input.allowedBuckets === null ? null : JSON.stringify(input.allowedBuckets),
+      endpoint_url: input.endpointUrl,
+      region: input.region,
+      sealed_credentials: input.sealedCredentials,
+      status: 'active',
+      last_failure_reason: null,
+      last_failed_at: null,
+      last_check_at: null,
+      created_at: input.now,
+      updated_at: input.now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return toConnection(row);
+}
+
+export async function listConnections(db: Kysely<Schema>, projectId: string): Promise<Connection[]> {
+  const rows = await db
+    .selectFrom('connections')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  return rows.map(toConnection);
+}
+
+/** Any project's connection (admin commands). */
+export async function findConnection(db: Kysely<Schema>, id: string): Promise<Connection | undefined> {
+  const row = await db.selectFrom('connections').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && toConnection(row);
+}
+
+/** A connection of this project only: another project's id looks exactly like a missing one. */
+export async function findProjectConnection(
+  db: Kysely<Schema>,
+  projectId: string,
+  id: string,
+): Promise<Connection | undefined> {
+  const row = await db
+    .selectFrom('connections')
+    .selectAll()
+    .where('id', '=', id)
+    .where('project_id', '=', projectId)
+    .executeTakeFirst();
+  return row && toConnection(row);
+}
+
+export async function deleteConnection(db: Kysely<Schema>, id: string): Promise<boolean> {
+  const deleted = await db.deleteFrom('connections').where('id', '=', id).returning('id').executeTakeFirst();
+  return deleted !== undefined;
+}
+
+/** Who hears about a connection's incident. */
+export interface IncidentRecipient {
+  projectSlug: string;
+  notificationEmail: string | null;
+}
+
+/**
+ * Records a failure that points at the customer's side (access denied). Only the change from
+ * active to failed is an incident, so of any number of concurrent or later failures exactly one
+ * returns the recipient to notify; the others only refresh the reason and time.
+ */
+export async function markConnectionFailed(
+  db: Kysely<Schema>,
+  input: { id: string; reason: string; now: number },
+): Promise<{ incident: IncidentRecipient | null }> {
+  const changes = { last_failure_reason: input.reason, last_failed_at: input.now, updated_at: input.now };
+  const turned = await db
+    .updateTable('connections')
+    .set({ status: 'failed', ...changes })
+    .where('id', '=', input.id)
+    .where('status', '=', 'active')
+    .returning('project_id')
+    .executeTakeFirst();
+  if (!turned) {
+    await db.updateTable('connections').set(changes).where('id', '=', input.id).execute();
+    return { incident: null };
+  }
+  const project = await db
+    .selectFrom('projects')
+    .select(['slug', 'notification_email'])
+    .where('id', '=', turned.project_id)
+    .executeTakeFirstOrThrow();
+  return { incident: { projectSlug: project.slug, notificationEmail: project.notification_email } };
+}
+
+/** A successful delivery or check ends an incident; true when the connection was failed. */
+export async function markConnectionActive(db: Kysely<Schema>, input: { id: string; now: number }): Promise<boolean> {
+  const row = await db
+    .updateTable('connections')
+    .set({ status: 'active', updated_at: input.now })
+    .where('id', '=', input.id)
+    .where('status', '=', 'failed')
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
+ * Takes the connection's capability-check slot: one check per CHECK_INTERVAL_MS, shared by every
+ * process through the row itself. Refused with the time left to wait.
+ */
+export async function claimCheckSlot(
+  db: Kysely<Schema>,
+  input: { id: string; now: number },
+): Promise<{ granted: true } | { granted: false; waitMs: number }> {
+  const claimed = await db
+    .updateTable('connections')
+    .set({ last_check_at: input.now })
+    .where('id', '=', input.id)
+    .where((eb) => eb.or([eb('last_check_at', 'is', null), eb('last_check_at', '<=', input.now - CHECK_INTERVAL_MS)]))
+    .returning('id')
+    .executeTakeFirst();
+  if (claimed) return { granted: true };
+  const row = await db.selectFrom('connections').select('last_check_at').where('id', '=', input.id).executeTakeFirst();
+  const last = row?.last_check_at == null ? input.now : Number(row.last_check_at);
+  return { granted: false, waitMs: Math.max(1, last + CHECK_INTERVAL_MS - input.now) };
+}
+
+/** A connection with its project's slug (admin output). */
+export async function findConnectionWithProject(
+  db: Kysely<Schema>,
+  id: string,
+): Promise<{ connection: Connection; projectSlug: string } | undefined> {
+  const row = await db
+    .selectFrom('connections as c')
+    .innerJoin('projects as p', 'p.id', 'c.project_id')
+    .selectAll('c')
+    .select('p.slug as project_slug')
+    .where('c.id', '=', id)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const { project_slug, ...connection } = row;
+  return { connection: toConnection(connection), projectSlug: project_slug };
+}

@@ -1,0 +1,574 @@
+import { type Insertable, type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import { newId } from '../domain/ids.js';
+import type { CargoStatus } from '../domain/statuses.js';
+import { chunks } from './batches.js';
+import type { Database } from './database.js';
+import type { DeliveriesTable, DeliveryAttemptsTable, DeliveryChannelName, Schema } from './schema.js';
+import { type SqliteWriteWorker, type Statement, writeWorkerOf } from './sqlite-write-worker.js';
+
+export type DeliveryRow = Selectable<DeliveriesTable>;
+
+export interface DeliveryRequest {
+  cargoId: string;
+  channel: DeliveryChannelName;
+  trigger: string;
+}
+
+/** Creates pending deliveries, due at once; part of the transaction that stores the result. */
+export async function insertDeliveries(
+  tx: Transaction<Schema> | Kysely<Schema>,
+  requests: DeliveryRequest[],
+  now: number,
+): Promise<void> {
+  for (const part of chunks(requests, 500)) {
+    await tx.insertInto('deliveries').values(newDeliveryRows(part, now)).execute();
+  }
+}
+
+/** The rows insertDeliveries writes (results.ts also writes them through the SQLite write worker). */
+export function newDeliveryRows(requests: DeliveryRequest[], now: number): Insertable<DeliveriesTable>[] {
+  return requests.map((r) => ({
+    id: newId('dlv', now),
+    cargo_id: r.cargoId,
+    channel: r.channel,
+    status: 'pending' as const,
+    next_attempt_at: now,
+    locked_by: null,
+    locked_until: null,
+    last_error: null,
+    last_status_code: null,
+    trigger: r.trigger,
+    created_at: now,
+    updated_at: now,
+    ended_at: null,
+  }));
+}
+
+/** Everything an attempt needs: the delivery, its cargo's result and target, the project's secrets. */
+export interface DueDelivery {
+  delivery: DeliveryRow;
+  cargoId: string;
+  projectId: string;
+  callbackUrl: string | null;
+  /** JSON of the object-store target. */
+  callback: string | null;
+  metadata: string | null;
+  success: boolean;
+  response: string | null;
+  errorMessage: string | null;
+  webhookSecrets: string[];
+}
+
+/** A due delivery before it is leased: enough to tell which receiver or bucket it goes to. */
+export interface DeliveryCandidate {
+  id: string;
+  cargoId: string;
+  channel: DeliveryChannelName;
+  callbackUrl: string | null;
+  callback: string | null;
+}
+
+/** Which candidates to lease now, and which to push back (they are left due otherwise). */
+export interface ClaimChoice {
+  lease: string[];
+  defer: { id: string; until: number }[];
+}
+
+export interface ClaimInput {
+  workerId: string;
+  now: number;
+  leaseMs: number;
+  limit: number;
+  choose?: (candidates: DeliveryCandidate[]) => ClaimChoice;
+}
+
+/**
+ * Leases due pending deliveries (SKIP LOCKED on PostgreSQL) and loads what their attempts need.
+ * `choose` sees up to `limit` due candidates, oldest first, and picks the ones to lease (the
+ * scheduler keeps those whose receiving host is at its limit unleased, without a write); by
+ * default all of them are leased.
+ */
+export async function claimDueDeliveries(database: Database, input: ClaimInput): Promise<DueDelivery[]> {
+  const writer = writeWorkerOf(database.db);
+  const leased = writer
+    ? await leaseOnWriteWorker(database.db, writer, input)
+    : await leaseInTransaction(database, input);
+  if (leased.length === 0) return [];
+  // What the attempts need, for the rows this claim holds (another process may have taken some
+  // of those chosen on SQLite).
+  const { locked_by, locked_until } = leaseColumns(input);
+  const rows: Awaited<ReturnType<typeof heldQuery>> = [];
+  for (const part of chunks(leased)) rows.push(...(await heldQuery(database.db, part, locked_by, locked_until)));
+  const order = new Map(leased.map((id, i) => [id, i]));
+  rows.sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
+  return rows.map((row) => {
+    const {
+      project_id,
+      callback_url,
+      callback,
+      metadata,
+      success,
+      response,
+      error_message,
+      webhook_secret,
+      previous_webhook_secret,
+      previous_webhook_secret_until,
+      ...delivery
+    } = row;
+    const secrets = [webhook_secret];
+    if (previous_webhook_secret && (previous_webhook_secret_until ?? 0) > input.now) {
+      secrets.push(previous_webhook_secret);
+    }
+    return {
+      delivery,
+      cargoId: delivery.cargo_id,
+      projectId: project_id,
+      callbackUrl: callback_url,
+      callback,
+      metadata,
+      success: success === 1,
+      response,
+      errorMessage: error_message,
+      webhookSecrets: secrets.filter((s): s is string => s !== null),
+    };
+  });
+}
+
+function heldQuery(db: Kysely<Schema>, ids: string[], lockedBy: string, lockedUntil: number) {
+  return db
+    .selectFrom('deliveries as d')
+    .innerJoin('cargo as c', 'c.id', 'd.cargo_id')
+    .innerJoin('results as r', 'r.cargo_id', 'c.id')
+    .innerJoin('projects as p', 'p.id', 'c.project_id')
+    .selectAll('d')
+    .select([
+      'c.project_id',
+      'c.callback_url',
+      'c.callback',
+      'c.metadata',
+      'r.success',
+      'r.response',
+      'r.error_message',
+      'p.webhook_secret',
+      'p.previous_webhook_secret',
+      'p.previous_webhook_secret_until',
+    ])
+    .where('d.id', 'in', ids)
+    .where('d.locked_by', '=', lockedBy)
+    .where('d.locked_until', '=', lockedUntil)
+    .execute();
+}
+
+function dueCandidatesQuery(db: Kysely<Schema> | Transaction<Schema>, input: ClaimInput) {
+  return db
+    .selectFrom('deliveries as d')
+    .innerJoin('cargo as c', 'c.id', 'd.cargo_id')
+    .select(['d.id', 'd.cargo_id', 'd.channel', 'c.callback_url', 'c.callback'])
+    .where('d.status', '=', 'pending')
+    .where('d.next_attempt_at', '<=', input.now)
+    .where((eb) => eb.or([eb('d.locked_until', 'is', null), eb('d.locked_until', '<', input.now)]))
+    .orderBy('d.next_attempt_at')
+    .limit(input.limit);
+}
+
+function chooseFrom(
+  rows: {
+    id: string;
+    cargo_id: string;
+    channel: DeliveryChannelName;
+    callback_url: string | null;
+    callback: string | null;
+  }[],
+  input: ClaimInput,
+): ClaimChoice {
+  const candidates = rows.map((d) => ({
+    id: d.id,
+    cargoId: d.cargo_id,
+    channel: d.channel,
+    callbackUrl: d.callback_url,
+    callback: d.callback,
+  }));
+  return input.choose?.(candidates) ?? { lease: candidates.map((c) => c.id), defer: [] };
+}
+
+/**
+ * A lease also moves the delivery's due time to the lease's end, when it is due again if its
+ * holder dies: the due-time index then leads claims past the deliveries held now instead of
+ * through them.
+ */
+function leaseColumns(input: ClaimInput) {
+  const until = input.now + input.leaseMs;
+  return { locked_by: input.workerId, locked_until: until, next_attempt_at: until };
+}
+
+/**
+ * Select, choose and lease in one transaction; on PostgreSQL the candidates are row-locked
+ * meanwhile. Returns the ids leased, in the order chosen.
+ */
+async function leaseInTransaction(database: Database, input: ClaimInput): Promise<string[]> {
+  return database.db.transaction().execute(async (tx) => {
+    const due = await dueCandidatesQuery(tx, input)
+      .$if(database.dialect === 'postgres', (qb) => qb.forUpdate(['d']).skipLocked())
+      .execute();
+    if (due.length === 0) return [];
+    const choice = chooseFrom(due, input);
+    const byTime = new Map<number, string[]>();
+    for (const { id, until } of choice.defer) {
+      const ids = byTime.get(until);
+      if (ids) ids.push(id);
+      else byTime.set(until, [id]);
+    }
+    for (const [until, ids] of byTime) {
+      for (const part of chunks(ids)) {
+        await tx.updateTable('deliveries').set({ next_attempt_at: until }).where('id', 'in', part).execute();
+      }
+    }
+    for (const part of chunks(choice.lease)) {
+      await tx.updateTable('deliveries').set(leaseColumns(input)).where('id', 'in', part).execute();
+    }
+    return choice.lease;
+  });
+}
+
+// Leasing on the SQLite write worker: each row only if it is still due and unleased (another
+// process may have taken it since it was read).
+const LEASE_SQL =
+  'update deliveries set locked_by = ?, locked_until = ?, next_attempt_at = ? ' +
+  "where id = ? and status = 'pending' and (locked_until is null or locked_until < ?)";
+const DEFER_SQL =
+  'update deliveries set next_attempt_at = ? ' +
+  "where id = ? and status = 'pending' and (locked_until is null or locked_until < ?)";
+
+/**
+ * On a SQLite file the lease is written by the write worker, so its fsync does not stall the
+ * event loop (a busy deliverer claims many times a second); SQLite has no row locks to hold
+ * across the choice anyway, and the conditional update decides who gets a row. Returns the ids
+ * chosen; the caller reads back which of them it holds.
+ */
+async function leaseOnWriteWorker(db: Kysely<Schema>, writer: SqliteWriteWorker, input: ClaimInput): Promise<string[]> {
+  const due = await dueCandidatesQuery(db, input).execute();
+  if (due.length === 0) return [];
+  const choice = chooseFrom(due, input);
+  if (choice.lease.length === 0 && choice.defer.length === 0) return [];
+  const { locked_by, locked_until } = leaseColumns(input);
+  await writer.run([
+    { sql: DEFER_SQL, rows: choice.defer.map((d) => [d.until, d.id, input.now]) },
+    { sql: LEASE_SQL, rows: choice.lease.map((id) => [locked_by, locked_until, locked_until, id, input.now]) },
+  ]);
+  return choice.lease;
+}
+
+export type AttemptRecord = Omit<DeliveryAttemptsTable, 'id' | 'delivery_id' | 'attempt'>;
+
+export type AttemptVerdict = { kind: 'delivered' } | { kind: 'retry'; nextAttemptAt: number } | { kind: 'failed' };
+
+export interface FinishedAttempt {
+  deliveryId: string;
+  workerId: string;
+  attempt: AttemptRecord;
+  verdict: AttemptVerdict;
+  now: number;
+}
+
+// Eleven columns an attempt row: 500 rows stay far below SQLite's parameter bound.
+const ATTEMPT_CHUNK = 500;
+
+/**
+ * Records finished attempts and their consequences in one transaction (the scheduler groups the
+ * attempts that finish together, so a busy worker pays one commit for many): each attempt row,
+ * its delivery's new state, and the cargo's status once none of its deliveries is pending
+ * (callback_failed if any failed, else callback_delivered). Only the lease holder may record: an
+ * attempt whose lease was lost is dropped.
+ *
+ * On a SQLite file the transaction runs on the write worker (sqlite-write-worker.ts), so its
+ * fsync does not stall the event loop while the next attempts' responses come in; the statements
+ * there check the lease themselves.
+ */
+export async function recordAttempts(database: Database, finished: FinishedAttempt[]): Promise<void> {
+  if (finished.length === 0) return;
+  const writer = writeWorkerOf(database.db);
+  if (writer) {
+    await writer.run(recordAttemptsStatements(finished));
+    return;
+  }
+  await database.db.transaction().execute(async (tx) => {
+    const current = new Map<string, { cargo_id: string; attempts: number; locked_by: string | null; status: string }>();
+    for (const part of chunks(finished.map((f) => f.deliveryId))) {
+      const rows = await tx
+        .selectFrom('deliveries')
+        .select(['id', 'cargo_id', 'attempts', 'locked_by', 'status'])
+        .where('id', 'in', part)
+        .execute();
+      for (const row of rows) current.set(row.id, row);
+    }
+    const accepted = finished.flatMap((f) => {
+      const delivery = current.get(f.deliveryId);
+      return delivery && delivery.locked_by === f.workerId && delivery.status === 'pending' ? [{ ...f, delivery }] : [];
+    });
+    for (const part of chunks(accepted, ATTEMPT_CHUNK)) {
+      await tx
+        .insertInto('delivery_attempts')
+        .values(
+          part.map((f) => ({
+            id: newId('att', finished[0]?.now),
+            delivery_id: f.deliveryId,
+            attempt: f.delivery.attempts + 1,
+            ...f.attempt,
+          })),
+        )
+        .execute();
+    }
+    // Deliveries that end up alike (typically: delivered, same status code, same instant) are
+    // updated by one statement.
+    const alike = new Map<string, { f: (typeof accepted)[number]; ids: string[] }>();
+    for (const f of accepted) {
+      const { verdict, attempt } = f;
+      const key = JSON.stringify([
+        f.workerId,
+        f.now,
+        verdict.kind,
+        verdict.kind === 'retry' ? verdict.nextAttemptAt : null,
+        verdict.kind === 'delivered' ? null : attempt.error_detail,
+        attempt.status_code,
+      ]);
+      const group = alike.get(key);
+      if (group) group.ids.push(f.deliveryId);
+      else alike.set(key, { f, ids: [f.deliveryId] });
+    }
+    for (const { f, ids } of alike.values()) {
+      const { verdict } = f;
+      for (const part of chunks(ids)) {
+        await tx
+          .updateTable('deliveries')
+          .set({
+            attempts: sql<number>`attempts + 1`,
+            status: verdict.kind === 'retry' ? 'pending' : verdict.kind,
+            next_attempt_at: verdict.kind === 'retry' ? verdict.nextAttemptAt : f.now,
+            last_error: verdict.kind === 'delivered' ? null : f.attempt.error_detail,
+            last_status_code: f.attempt.status_code,
+            locked_by: null,
+            locked_until: null,
+            updated_at: f.now,
+            ended_at: verdict.kind === 'retry' ? null : f.now,
+          })
+          .where('id', 'in', part)
+          .where('locked_by', '=', f.workerId)
+          .execute();
+      }
+    }
+    const settled = new Map<string, number>();
+    for (const f of accepted) if (f.verdict.kind !== 'retry') settled.set(f.delivery.cargo_id, f.now);
+    await settleCargoStatuses(tx, settled);
+  });
+}
+
+// The statements of recordAttempts for the SQLite write worker: the same rows and conditions as
+// the Kysely path, one prepared single-row statement each, the lease checked in SQL.
+const INSERT_ATTEMPT_SQL =
+  'insert into delivery_attempts (id, delivery_id, attempt, trigger, started_at, duration_ms, status_code, ' +
+  'error_class, error_detail, response_excerpt) select ?, id, attempts + 1, ?, ?, ?, ?, ?, ?, ? ' +
+  "from deliveries where id = ? and locked_by = ? and status = 'pending'";
+const UPDATE_DELIVERY_SQL =
+  'update deliveries set attempts = attempts + 1, status = ?, next_attempt_at = ?, last_error = ?, ' +
+  'last_status_code = ?, locked_by = null, locked_until = null, updated_at = ?, ended_at = ? ' +
+  "where id = ? and locked_by = ? and status = 'pending'";
+// settleCargoStatuses in one statement: nothing pending, and failed if the latest delivery of
+// some channel (by created_at, id) failed.
+const SETTLE_CARGO_SQL =
+  'update cargo set updated_at = ?, status = case when exists (' +
+  "select 1 from deliveries d where d.cargo_id = cargo.id and d.status = 'failed' and not exists (" +
+  'select 1 from deliveries n where n.cargo_id = d.cargo_id and n.channel = d.channel and ' +
+  "(n.created_at > d.created_at or (n.created_at = d.created_at and n.id > d.id)))) then 'callback_failed' " +
+  "else 'callback_delivered' end " +
+  'where id = (select cargo_id from deliveries where id = ?) ' +
+  "and not exists (select 1 from deliveries p where p.cargo_id = cargo.id and p.status = 'pending')";
+
+function recordAttemptsStatements(finished: FinishedAttempt[]): Statement[] {
+  // One time for the group's ids: ids made in the same millisecond cost an increment, not new
+  // randomness.
+  const idTime = finished[0]?.now;
+  return [
+    {
+      sql: INSERT_ATTEMPT_SQL,
+      rows: finished.map(({ attempt: a, ...f }) => [
+        newId('att', idTime),
+        a.trigger,
+        a.started_at,
+        a.duration_ms,
+        a.status_code,
+        a.error_class,
+        a.error_detail,
+        a.response_excerpt,
+        f.deliveryId,
+        f.workerId,
+      ]),
+    },
+    {
+      sql: UPDATE_DELIVERY_SQL,
+      rows: finished.map(({ verdict, attempt, ...f }) => [
+        verdict.kind === 'retry' ? 'pending' : verdict.kind,
+        verdict.kind === 'retry' ? verdict.nextAttemptAt : f.now,
+        verdict.kind === 'delivered' ? null : attempt.error_detail,
+        attempt.status_code,
+        f.now,
+        verdict.kind === 'retry' ? null : f.now,
+        f.deliveryId,
+        f.workerId,
+      ]),
+    },
+    {
+      sql: SETTLE_CARGO_SQL,
+      rows: finished.filter((f) => f.verdict.kind !== 'retry').map((f) => [f.now, f.deliveryId]),
+    },
+  ];
+}
+
+/** Moves each cargo (id → time) whose deliveries have all ended to callback_delivered or callback_failed. */
+async function settleCargoStatuses(tx: Transaction<Schema>, cargo: Map<string, number>): Promise<void> {
+  if (cargo.size === 0) return;
+  const byCargo = new Map<string, Map<DeliveryChannelName, string>>();
+  for (const part of chunks([...cargo.keys()])) {
+    const rows = await tx
+      .selectFrom('deliveries')
+      .select(['cargo_id', 'channel', 'status'])
+      .where('cargo_id', 'in', part)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    // Only the latest delivery per channel counts: a successful redelivery supersedes a failed one.
+    for (const row of rows) {
+      const latest = byCargo.get(row.cargo_id) ?? new Map<DeliveryChannelName, string>();
+      latest.set(row.channel, row.status);
+      byCargo.set(row.cargo_id, latest);
+    }
+  }
+  const moves = new Map<string, string[]>();
+  for (const [cargoId, latest] of byCargo) {
+    const statuses = [...latest.values()];
+    if (statuses.includes('pending')) continue;
+    const status: CargoStatus = statuses.includes('failed') ? 'callback_failed' : 'callback_delivered';
+    const key = JSON.stringify([status, cargo.get(cargoId)]);
+    const ids = moves.get(key);
+    if (ids) ids.push(cargoId);
+    else moves.set(key, [cargoId]);
+  }
+  for (const [key, ids] of moves) {
+    const [status, now] = JSON.parse(key) as [CargoStatus, number];
+    for (const part of chunks(ids)) {
+      await tx.updateTable('cargo').set({ status, updated_at: now }).where('id', 'in', part).execute();
+    }
+  }
+}
+
+/** The earliest time a pending delivery is due and not leased (an attempt in flight holds its lease). */
+export async function nextDeliveryAt(db: Kysely<Schema>): Promise<number | null> {
+  const row = await db
+    .selectFrom('deliveries')
+    .select(
+      sql<
+        number | null
+      >`min(case when locked_until is not null and locked_until > next_attempt_at then locked_until else next_attempt_at end)`.as(
+        'at',
+      ),
+    )
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  return row?.at == null ? null : Number(row.at);
+}
+
+/** Gives up this worker's leases (all of them, or those of `ids`): the deliveries are due again at `now`. */
+export async function releaseDeliveryLeases(
+  db: Kysely<Schema>,
+  workerId: string,
+  now: number,
+  ids?: string[],
+): Promise<void> {
+  for (const part of ids ? chunks(ids) : [null]) {
+    await db
+      .updateTable('deliveries')
+      .set({ locked_by: null, locked_until: null, next_attempt_at: now })
+      .where('locked_by', '=', workerId)
+      .$if(part !== null, (qb) => qb.where('id', 'in', part as string[]))
+      .execute();
+  }
+}
+
+export interface DeliverySummary {
+  channel: DeliveryChannelName;
+  status: string;
+  attempts: number;
+  lastError: string | null;
+  lastStatusCode: number | null;
+  nextAttemptAt: number | null;
+}
+
+/** The cheap per-channel summary tracking shows. */
+export async function deliverySummaries(db: Kysely<Schema>, cargoId: string): Promise<DeliverySummary[]> {
+  const rows = await db
+    .selectFrom('deliveries')
+    .select(['channel', 'status', 'attempts', 'last_error', 'last_status_code', 'next_attempt_at'])
+    .where('cargo_id', '=', cargoId)
+    .orderBy('created_at')
+    .execute();
+  return rows.map((r) => ({
+    channel: r.channel,
+    status: r.status,
+    attempts: r.attempts,
+    lastError: r.last_error,
+    lastStatusCode: r.last_status_code,
+    nextAttemptAt: r.status === 'pending' ? r.next_attempt_at : null,
+  }));
+}
+
+export async function attemptsOf(db: Kysely<Schema>, deliveryId: string) {
+  return db
+    .selectFrom('delivery_attempts')
+    .selectAll()
+    .where('delivery_id', '=', deliveryId)
+    .orderBy('attempt')
+    .execute();
+}
+
+/**
+ * Schedules a fresh delivery on every channel the cargo asked for (admin redeliver). Refused while
+ * the cargo has no result, once the result is purged, or when it asked for no delivery.
+ */
+export async function createRedelivery(
+  database: Database,
+  cargoId: string,
+  now: number,
+): Promise<{ channels: DeliveryChannelName[] } | { refused: string }> {
+  return database.db.transaction().execute(async (tx) => {
+    const cargo = await tx
+      .selectFrom('cargo as c')
+      .leftJoin('results as r', 'r.cargo_id', 'c.id')
+      .select(['c.id', 'c.callback_url', 'c.callback', 'r.cargo_id as result_id', 'r.purged_at'])
+      .where('c.id', '=', cargoId)
+      .executeTakeFirst();
+    if (!cargo) return { refused: `no cargo '${cargoId}'` };
+    if (!cargo.result_id) return { refused: `cargo '${cargoId}' has no result yet` };
+    if (cargo.purged_at !== null) return { refused: `the result of cargo '${cargoId}' has been purged` };
+    const channels: DeliveryChannelName[] = [];
+    if (cargo.callback_url) channels.push('webhook');
+    if (cargo.callback) channels.push('object_store');
+    if (channels.length === 0) return { refused: `cargo '${cargoId}' asked for no delivery` };
+    const pending = await tx
+      .selectFrom('deliveries')
+      .select('id')
+      .where('cargo_id', '=', cargoId)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    if (pending) return { refused: `cargo '${cargoId}' has a delivery in progress` };
+    await insertDeliveries(
+      tx,
+      channels.map((channel) => ({ cargoId, channel, trigger: 'redeliver' })),
+      now,
+    );
+    await tx
+      .updateTable('cargo')
+      .set({ status: 'callback_pending', updated_at: now })
+      .where('id', '=', cargoId)
+      .execute();
+    return { channels };
+  });
+}

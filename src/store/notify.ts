@@ -1,0 +1,9 @@
+import { sql } from 'kysely';
+import type { Database } from './database.js';
+
+/** New pending cargo committed: workers in other processes wake their batcher. */
+export const NEW_CARGO_CHANNEL = 'barge_new_cargo';
+
+export async function notifyNewCargo(database: Database): Promise<void> {
+  if (database.dialect === 'postgres') await sql`select pg_notify(${NEW_CARGO_CHANNEL}, '')`.execute(database.db);
+}

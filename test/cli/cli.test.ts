@@ -1,0 +1,445 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { createApiKey } from '../../src/store/api-keys.js';
+import { createProjectWithKey, mockBody, startTestApp, type TestApp } from '../helpers/app.js';
+import { assertDetail } from '../helpers/assertions.js';
+import { backends, PG_URL, type TestDatabase } from '../helpers/backends.js';
+
+/** The built command, as installed (`npm test` builds it first). */
+const MAIN = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
+const KEY = /barge_sk_[A-Za-z0-9]{32}/;
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The environment of every child: nothing BARGE_* inherited from the test run. */
+function childEnv(databaseUrl: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (!name.startsWith('BARGE_') && name !== 'HOST' && name !== 'PORT') env[name] = value;
+  }
+  return { ...env, BARGE_DATABASE_URL: databaseUrl, ...extra };
+}
+
+function barge(databaseUrl: string, ...args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [MAIN, ...args],
+      { env: childEnv(databaseUrl), timeout: 20_000 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : null) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+/** --json prints exactly one JSON object, on one line, and nothing else. */
+function oneJsonObject(run: Run): any {
+  const lines = run.stdout.split('\n').filter((line) => line !== '');
+  assert.equal(lines.length, 1, `one line of output, got: ${run.stdout}`);
+  const value = JSON.parse(lines[0] as string);
+  assert.ok(value !== null && typeof value === 'object' && !Array.isArray(value), run.stdout);
+  return value;
+}
+
+function ok(run: Run, what = 'command'): Run {
+  assert.equal(run.code, 0, `${what}: exit ${run.code}\nstdout: ${run.stdout}\nstderr: ${run.stderr}`);
+  return run;
+}
+
+/** A failure: non-zero exit, the message on stderr, and with --json an {error} object on stdout. */
+function failed(run: Run, message: RegExp, json = true): void {
+  assert.notEqual(run.code, 0, `expected failure, got exit 0: ${run.stdout}`);
+  assert.match(run.stderr, message);
+  if (json) {
+    const body = oneJsonObject(run);
+    assert.deepEqual(Object.keys(body), ['error']);
+    assert.match(body.error, message);
+  }
+}
+
+const uniqueSlug = (stem: string) => `${stem}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+
+before(() => {
+  assert.ok(existsSync(MAIN), `${MAIN} is missing: run npm run build (npm test does it in pretest)`);
+  const built = statSync(MAIN).mtimeMs;
+  const src = fileURLToPath(new URL('../../src', import.meta.url));
+  const newer = readdirSync(src, { recursive: true, encoding: 'utf8' }).filter(
+    (file) => file.endsWith('.ts') && statSync(join(src, file)).mtimeMs > built,
+  );
+  assert.deepEqual(newer, [], 'dist/ is older than these sources: run npm run build');
+});
+
+for (const backend of await backends()) {
+  describe(`barge CLI on ${backend.name}`, () => {
+    let db: TestDatabase;
+    let app: TestApp;
+    before(async () => {
+      db = await backend.create();
+      app = await startTestApp(db.database);
+    });
+    after(async () => {
+      await app.close();
+      await db.drop();
+    });
+    const cli = (...args: string[]) => barge(db.url, ...args);
+
+    const projectRow = (slug: string) =>
+      db.database.db.selectFrom('projects').selectAll().where('slug', '=', slug).executeTakeFirst();
+    const keyRows = (projectId: string) =>
+      db.database.db.selectFrom('api_keys').selectAll().where('project_id', '=', projectId).execute();
+
+    test('project create, list, deactivate and activate', async () => {
+      const slug = uniqueSlug('acme');
+      const created = oneJsonObject(ok(await cli('project', 'create', slug, '--json')));
+      for (const field of ['id', 'slug', 'is_active', 'created_at', 'updated_at']) assert.ok(field in created, field);
+      assert.match(created.id, /^prj_[0-9a-z]{26}$/);
+      assert.equal(created.slug, slug);
+      assert.equal(created.is_active, true);
+      assert.match(created.created_at, ISO);
+      assert.equal((await projectRow(slug))?.id, created.id);
+
+      const [listJson, listText, keyRun] = await Promise.all([
+        cli('project', 'list', '--json'),
+        cli('project', 'list'),
+        cli('key', 'create', slug, '--name', 'ci', '--json'),
+      ]);
+      const listed = oneJsonObject(ok(listJson));
+      assert.deepEqual(Object.keys(listed), ['projects']);
+      const entry = listed.projects.find((p: { slug: string }) => p.slug === slug);
+      assert.deepEqual(
+        { id: entry.id, is_active: entry.is_active, created_at: entry.created_at },
+        { id: created.id, is_active: true, created_at: created.created_at },
+      );
+      assert.match(ok(listText).stdout, new RegExp(`^${slug}\\s+${created.id}\\s+yes`, 'm'));
+
+      // A key of the project answers 403 while it is deactivated, and works again after.
+      const { key } = oneJsonObject(ok(keyRun));
+      const deactivated = oneJsonObject(ok(await cli('project', 'deactivate', slug, '--json')));
+      assert.equal(deactivated.is_active, false);
+      assert.equal(deactivated.id, created.id);
+      assert.equal((await projectRow(slug))?.is_active, 0);
+      assertDetail(
+        await app.request('POST', '/cargo/load', { key, body: mockBody('hi') }),
+        403,
+        'Project is inactive.',
+      );
+
+      const activated = ok(await cli('project', 'activate', slug));
+      assert.match(activated.stdout, new RegExp(`${slug} is now active`));
+      assert.equal((await projectRow(slug))?.is_active, 1);
+      assert.equal((await app.request('POST', '/cargo/load', { key, body: mockBody('hi') })).status, 200);
+    });
+
+    test('project create: a duplicate slug fails with a clear message and changes nothing', async () => {
+      const { slug, projectId } = await createProjectWithKey(db.database);
+      const [json, text] = await Promise.all([
+        cli('project', 'create', slug, '--json'),
+        cli('project', 'create', slug),
+      ]);
+      failed(json, new RegExp(`project '${slug}' already exists`));
+      failed(text, /already exists/, false);
+      assert.equal(text.stdout, '');
+      assert.equal((await projectRow(slug))?.id, projectId);
+    });
+
+    test('an unknown slug fails on every command that takes one', async () => {
+      const runs = await Promise.all([
+        cli('project', 'deactivate', 'no-such-project', '--json'),
+        cli('key', 'create', 'no-such-project', '--name', 'x', '--json'),
+        cli('key', 'list', 'no-such-project', '--json'),
+      ]);
+      for (const run of runs) failed(run, /no project 'no-such-project'/);
+      assert.equal(await projectRow('no-such-project'), undefined);
+    });
+
+    test('key create --json prints exactly {id, key, key_prefix, name, project, expires_at, created_at}', async () => {
+      const { slug, projectId } = await createProjectWithKey(db.database);
+      const [plain, expiring, text] = await Promise.all([
+        cli('key', 'create', slug, '--name', 'ci runner', '--json'),
+        cli('key', 'create', slug, '--name', 'temp', '--expires-at', '2099-01-31T00:00:00Z', '--json'),
+        cli('key', 'create', slug, '--name', 'human'),
+      ]);
+      const created = oneJsonObject(ok(plain));
+      assert.deepEqual(Object.keys(created), [
+        'id',
+        'key',
+        'key_prefix',
+        'name',
+        'project',
+        'expires_at',
+        'created_at',
+      ]);
+      assert.match(created.id, /^key_[0-9a-z]{26}$/);
+      assert.match(created.key, new RegExp(`^${KEY.source}$`));
+      assert.equal(created.key_prefix, created.key.slice(0, 12));
+      assert.equal(created.name, 'ci runner');
+      assert.equal(created.project, slug);
+      assert.equal(created.expires_at, null);
+      assert.match(created.created_at, ISO);
+      const temp = oneJsonObject(ok(expiring));
+      assert.equal(temp.expires_at, '2099-01-31T00:00:00.000Z');
+      assert.equal(ok(text).stdout.match(new RegExp(KEY.source, 'g'))?.length, 1, 'the key is printed once');
+
+      // Stored as a hash with its prefix; the key itself works against the API over the same database.
+      const row = (await keyRows(projectId)).find((k) => k.id === created.id);
+      assert.equal(row?.key_prefix, created.key_prefix);
+      assert.notEqual(row?.key_hash, created.key);
+      assert.equal(row?.expires_at, null);
+      assert.equal((await keyRows(projectId)).find((k) => k.id === temp.id)?.expires_at, Date.UTC(2099, 0, 31));
+      const res = await app.request('POST', '/cargo/load', { key: created.key, body: mockBody('hi') });
+      assert.equal(res.status, 200, res.text);
+    });
+
+    test('key list never prints a full key', async () => {
+      const { slug, key: firstKey, projectId } = await createProjectWithKey(db.database);
+      const { key: secondKey } = await createApiKey(db.database.db, {
+        projectId,
+        name: 'second',
+        expiresAt: Date.UTC(2099, 0, 1),
+        now: Date.now(),
+      });
+      await app.request('GET', '/cargo/crg_01jd5q3k8m9x2v4w6y8z0a1b2c/tracking', { key: firstKey });
+      const [json, text] = await Promise.all([cli('key', 'list', slug, '--json'), cli('key', 'list', slug)]);
+      for (const run of [ok(json), ok(text)]) {
+        assert.doesNotMatch(run.stdout, KEY);
+        for (const k of [firstKey, secondKey]) {
+          assert.ok(!run.stdout.includes(k.slice(12)), 'not even the secret part');
+          assert.ok(run.stdout.includes(k.slice(0, 12)), 'the prefix identifies it');
+        }
+      }
+      const listed = oneJsonObject(json);
+      assert.equal(listed.keys.length, 2);
+      for (const entry of listed.keys) {
+        assert.deepEqual(Object.keys(entry).sort(), [
+          'created_at',
+          'expires_at',
+          'id',
+          'is_active',
+          'key_prefix',
+          'last_used_at',
+          'name',
+          'project',
+        ]);
+        assert.equal(entry.project, slug);
+        assert.equal(entry.is_active, true);
+      }
+      assert.equal(listed.keys[1].expires_at, '2099-01-01T00:00:00.000Z');
+    });
+
+    test('key deactivate: the key then gets 401 from the API', async () => {
+      const { key, keyId } = await createProjectWithKey(db.database);
+      assert.equal((await app.request('POST', '/cargo/load', { key, body: mockBody('hi') })).status, 200);
+      const [deactivateRun, unknownRun] = await Promise.all([
+        cli('key', 'deactivate', keyId, '--json'),
+        cli('key', 'deactivate', 'key_01jd5q3k8m9x2v4w6y8z0a1b2c', '--json'),
+      ]);
+      assert.deepEqual(oneJsonObject(ok(deactivateRun)), { id: keyId, is_active: false });
+      assertDetail(await app.request('POST', '/cargo/load', { key, body: mockBody('hi') }), 401, 'Invalid API key.');
+      failed(unknownRun, /no key/);
+    });
+
+    test('migrate --json applies the migrations once on a fresh database', async () => {
+      const fresh = await emptyDatabase(backend.name);
+      try {
+        const first = oneJsonObject(ok(await barge(fresh.url, 'migrate', '--json')));
+        assert.deepEqual(Object.keys(first), ['applied']);
+        assert.ok(first.applied.length >= 1);
+        assert.equal(first.applied[0], '001_initial');
+        const [again, text] = await Promise.all([barge(fresh.url, 'migrate', '--json'), barge(fresh.url, 'migrate')]);
+        assert.deepEqual(oneJsonObject(ok(again)), { applied: [] });
+        assert.match(ok(text).stdout, /up to date/);
+      } finally {
+        await fresh.drop();
+      }
+    });
+  });
+}
+
+describe('barge CLI input checks', () => {
+  // These fail before the database matters, so one backend covers them.
+  let dir: string;
+  let url: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'barge-cli-'));
+    url = `sqlite:${join(dir, 'checks.sqlite')}`;
+  });
+  after(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('bad slugs, bad --expires-at, an empty or missing --name, and a bad configuration fail', async () => {
+    const slug = 'checks';
+    ok(await barge(url, 'project', 'create', slug));
+    const [upper, leading, long, tomorrow, february30, past, blankName, noName, badConfig] = await Promise.all([
+      barge(url, 'project', 'create', 'Upper_Case', '--json'),
+      // `--` so that '-leading' is taken as the slug, not as an option.
+      barge(url, 'project', 'create', '--json', '--', '-leading'),
+      barge(url, 'project', 'create', 'x'.repeat(64), '--json'),
+      barge(url, 'key', 'create', slug, '--name', 'x', '--expires-at', 'tomorrow', '--json'),
+      barge(url, 'key', 'create', slug, '--name', 'x', '--expires-at', '2027-02-30', '--json'),
+      barge(url, 'key', 'create', slug, '--name', 'x', '--expires-at', '2000-01-01T00:00:00Z', '--json'),
+      barge(url, 'key', 'create', slug, '--name', '  ', '--json'),
+      barge(url, 'key', 'create', slug),
+      barge('mysql://localhost/barge', 'project', 'list', '--json'),
+    ]);
+    for (const run of [upper, leading, long]) failed(run as Run, /invalid slug/);
+    for (const run of [tomorrow, february30, past]) failed(run as Run, /invalid --expires-at/);
+    failed(blankName as Run, /--name/);
+    assert.notEqual((noName as Run).code, 0);
+    assert.match((noName as Run).stderr, /--name/);
+    failed(badConfig as Run, /BARGE_DATABASE_URL/);
+
+    const state = oneJsonObject(ok(await barge(url, 'key', 'list', slug, '--json')));
+    assert.deepEqual(state.keys, [], 'no key was created by a failed command');
+    const projects = oneJsonObject(ok(await barge(url, 'project', 'list', '--json'))).projects;
+    assert.deepEqual(
+      projects.map((p: { slug: string }) => p.slug),
+      [slug],
+    );
+    // The longest valid slug is accepted.
+    ok(await barge(url, 'project', 'create', 'a'.repeat(63)));
+  });
+});
+
+describe('barge serve, development first start', () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'barge-serve-'));
+  });
+  after(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('an empty SQLite file gets a default project and a printed key that works; SIGTERM exits 0', async () => {
+    const url = `sqlite:${join(dir, 'first.sqlite')}`;
+    const first = await serve(url, []);
+    try {
+      const key = first.stdout.match(KEY)?.[0];
+      assert.ok(key, `a key is printed on first start:\n${first.stdout}`);
+      const res = await fetch(`${first.url}/cargo/load`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/json' },
+        body: JSON.stringify(mockBody('hi')),
+      });
+      assert.equal(res.status, 200, await res.text());
+    } finally {
+      assert.equal(await stop(first.child), 0, first.stderr());
+    }
+
+    // Only the first start creates and prints one.
+    const second = await serve(url, []);
+    try {
+      assert.doesNotMatch(second.stdout, KEY);
+    } finally {
+      assert.equal(await stop(second.child), 0);
+    }
+    const projects = oneJsonObject(ok(await barge(url, 'project', 'list', '--json'))).projects;
+    assert.deepEqual(
+      projects.map((p: { slug: string }) => p.slug),
+      ['default'],
+    );
+  });
+
+  test('serve --json keeps stdout JSON: the first-start key goes to stderr', async () => {
+    const started = await serve(`sqlite:${join(dir, 'json.sqlite')}`, ['--json']);
+    try {
+      const summary = JSON.parse(started.stdout.split('\n')[0] as string);
+      assert.deepEqual(summary, { role: 'all', url: started.url });
+      assert.doesNotMatch(started.stdout, KEY);
+      assert.match(started.stderr(), KEY);
+    } finally {
+      assert.equal(await stop(started.child), 0);
+    }
+  });
+});
+
+/** Starts `barge serve --port 0` and waits until it says where it listens. */
+async function serve(
+  databaseUrl: string,
+  args: string[],
+): Promise<{ child: ChildProcess; url: string; stdout: string; stderr: () => string }> {
+  const child = spawn(process.execPath, [MAIN, 'serve', '--port', '0', ...args], {
+    env: childEnv(databaseUrl, { HOST: '127.0.0.1', BARGE_ENV: 'development', BARGE_LOG_LEVEL: 'warn' }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stderr?.on('data', (chunk) => {
+    stderr += chunk;
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`serve did not start within 15 s\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, 15_000);
+    child.stdout?.on('data', (chunk) => {
+      stdout += chunk;
+      const found = stdout.match(/listening on (http:\/\/[^\s"]+)/) ?? stdout.match(/"url":"(http:\/\/[^"]+)"/);
+      if (found) {
+        clearTimeout(timer);
+        resolve(found[1] as string);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited with ${code}\nstdout: ${stdout}\nstderr: ${stderr}`));
+    });
+  });
+  return { child, url, stdout, stderr: () => stderr };
+}
+
+/** SIGTERM, then the exit code (or the signal that ended the process instead). */
+function stop(child: ChildProcess): Promise<number | string | null> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      resolve(child.exitCode ?? child.signalCode);
+      return;
+    }
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve(code ?? signal);
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+/** A database with no tables at all, for `barge migrate`. */
+async function emptyDatabase(kind: 'sqlite' | 'postgres'): Promise<{ url: string; drop(): Promise<void> }> {
+  if (kind === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'barge-migrate-'));
+    return {
+      url: `sqlite:${join(dir, 'fresh.sqlite')}`,
+      drop: async () => rmSync(dir, { recursive: true, force: true }),
+    };
+  }
+  const schema = `barge_cli_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  await admin.end();
+  const url = new URL(PG_URL);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    url: url.toString(),
+    async drop() {
+      const cleanup = new pg.Client({ connectionString: PG_URL });
+      await cleanup.connect();
+      await cleanup.query(`drop schema if exists ${schema} cascade`);
+      await cleanup.end();
+    },
+  };
+}

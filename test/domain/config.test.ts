@@ -1,0 +1,164 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { ConfigError, loadConfig } from '../../src/config.js';
+
+/** Every variable loadConfig reads, found by watching it read an empty environment. */
+function variablesRead(): string[] {
+  const names = new Set<string>();
+  loadConfig(
+    new Proxy({} as Record<string, string | undefined>, {
+      get(_target, name) {
+        if (typeof name === 'string') names.add(name);
+        return undefined;
+      },
+    }),
+  );
+  return [...names].sort();
+}
+
+/** Variables that take any text. */
+const FREE_FORM = new Set(['BARGE_WORKER_ID']);
+/** A bad value per variable where the generic one would be accepted. */
+const BAD_VALUE: Record<string, string> = { BARGE_DATABASE_URL: 'mysql://localhost/barge' };
+
+function assertRejects(env: Record<string, string>, variable: string): void {
+  assert.throws(
+    () => loadConfig(env),
+    (err: unknown) => {
+      assert.ok(err instanceof ConfigError, String(err));
+      assert.match(err.message, new RegExp(`\\b${variable}\\b`), err.message);
+      return true;
+    },
+    `${variable}=${JSON.stringify(env[variable])} should be rejected`,
+  );
+}
+
+describe('loadConfig', () => {
+  test('reads the documented variables', () => {
+    const read = variablesRead();
+    for (const name of [
+      'BARGE_ENV',
+      'HOST',
+      'PORT',
+      'BARGE_DATABASE_URL',
+      'BARGE_BODY_LIMIT_BYTES',
+      'BARGE_LOG_LEVEL',
+      'BARGE_RATE_LIMIT_MAX',
+      'BARGE_RATE_LIMIT_WINDOW_MS',
+      'BARGE_COMMIT_INTERVAL_MS',
+      'BARGE_KEY_CACHE_TTL_MS',
+      'BARGE_ALLOW_PRIVATE_CALLBACKS',
+    ]) {
+      assert.ok(read.includes(name), `${name} is read`);
+    }
+  });
+
+  test('a bad value for any variable throws a message naming that variable', () => {
+    for (const variable of variablesRead()) {
+      if (FREE_FORM.has(variable)) continue;
+      assertRejects({ [variable]: BAD_VALUE[variable] ?? 'not valid!' }, variable);
+    }
+  });
+
+  test('numbers: non-integers and values out of range are rejected, the bounds accepted', () => {
+    const cases: [string, string[], string[]][] = [
+      ['PORT', ['0', '8080', '65535'], ['-1', '65536', '80.5', '1e3', '0x50', 'eighty']],
+      ['BARGE_BODY_LIMIT_BYTES', ['1024', '1073741824'], ['1023', '1073741825', '10MB']],
+      ['BARGE_RATE_LIMIT_MAX', ['1', '1000000000'], ['0', '-5', '1000000001']],
+      ['BARGE_RATE_LIMIT_WINDOW_MS', ['1000', '86400000'], ['999', '86400001']],
+      ['BARGE_COMMIT_INTERVAL_MS', ['0', '1000'], ['-1', '1001']],
+      ['BARGE_KEY_CACHE_TTL_MS', ['0', '3600000'], ['-1', '3600001']],
+    ];
+    for (const [variable, good, bad] of cases) {
+      for (const value of good) assert.doesNotThrow(() => loadConfig({ [variable]: value }), `${variable}=${value}`);
+      for (const value of bad) assertRejects({ [variable]: value }, variable);
+    }
+    assert.equal(loadConfig({ PORT: '9090' }).port, 9090);
+    assert.deepEqual(loadConfig({ BARGE_RATE_LIMIT_MAX: '3', BARGE_RATE_LIMIT_WINDOW_MS: '1000' }).rateLimit, {
+      max: 3,
+      windowMs: 1000,
+    });
+  });
+
+  test('choices and flags', () => {
+    assert.equal(loadConfig({ BARGE_ENV: 'production' }).env, 'production');
+    assertRejects({ BARGE_ENV: 'staging' }, 'BARGE_ENV');
+    assertRejects({ BARGE_ENV: 'Production' }, 'BARGE_ENV');
+    for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) {
+      assert.equal(loadConfig({ BARGE_LOG_LEVEL: level }).logLevel, level);
+    }
+    assertRejects({ BARGE_LOG_LEVEL: 'verbose' }, 'BARGE_LOG_LEVEL');
+    for (const [value, expected] of [
+      ['true', true],
+      ['1', true],
+      ['false', false],
+      ['0', false],
+    ] as const) {
+      assert.equal(loadConfig({ BARGE_ALLOW_PRIVATE_CALLBACKS: value }).allowPrivateCallbacks, expected);
+    }
+    assertRejects({ BARGE_ALLOW_PRIVATE_CALLBACKS: 'yes' }, 'BARGE_ALLOW_PRIVATE_CALLBACKS');
+  });
+
+  test('HOST: addresses and names accepted; URLs and host:port rejected', () => {
+    for (const host of ['0.0.0.0', '127.0.0.1', '::', '::1', 'localhost', 'api.internal-1.example']) {
+      assert.equal(loadConfig({ HOST: host }).host, host);
+    }
+    for (const host of ['http://localhost', 'localhost:8080', 'two words', 'a..b'])
+      assertRejects({ HOST: host }, 'HOST');
+  });
+
+  test('defaults', () => {
+    const config = loadConfig({});
+    assert.equal(config.env, 'development');
+    assert.equal(config.host, '0.0.0.0');
+    assert.equal(config.port, 8080);
+    assert.equal(config.databaseUrl, 'sqlite:./data/barge.sqlite');
+    assert.equal(config.bodyLimitBytes, 10 * 1024 * 1024);
+    assert.equal(config.logLevel, 'info');
+    assert.deepEqual(config.rateLimit, { max: 6000, windowMs: 60_000 });
+    assert.equal(config.commitIntervalMs, 1);
+    assert.equal(config.keyCacheTtlMs, 10_000);
+    assert.equal(config.allowPrivateCallbacks, true, 'development allows plain-http callbacks');
+    assert.equal(loadConfig({ BARGE_ENV: 'production' }).allowPrivateCallbacks, false, 'production does not');
+    assert.equal(
+      loadConfig({ BARGE_ENV: 'production', BARGE_ALLOW_PRIVATE_CALLBACKS: 'true' }).allowPrivateCallbacks,
+      true,
+    );
+  });
+
+  test('empty and blank values mean the default; values are trimmed', () => {
+    assert.equal(loadConfig({ PORT: '' }).port, 8080);
+    assert.equal(loadConfig({ PORT: '   ' }).port, 8080);
+    assert.equal(loadConfig({ PORT: ' 9000\n' }).port, 9000);
+    assert.equal(loadConfig({ BARGE_ENV: ' production ' }).env, 'production');
+  });
+
+  test('BARGE_DATABASE_URL forms', () => {
+    const url = (value: string) => loadConfig({ BARGE_DATABASE_URL: value }).databaseUrl;
+    assert.equal(url('postgres://barge:pw@db.internal:5432/barge'), 'postgres://barge:pw@db.internal:5432/barge');
+    assert.equal(
+      url('postgresql://barge@127.0.0.1/barge?sslmode=disable'),
+      'postgresql://barge@127.0.0.1/barge?sslmode=disable',
+    );
+    assert.equal(
+      url('postgres://postgres@127.0.0.1:5432/test?options=-c%20search_path%3Dx'),
+      'postgres://postgres@127.0.0.1:5432/test?options=-c%20search_path%3Dx',
+    );
+    assert.equal(url('sqlite:/var/lib/barge/barge.sqlite'), 'sqlite:/var/lib/barge/barge.sqlite');
+    assert.equal(url('sqlite:./data/x.sqlite'), 'sqlite:./data/x.sqlite');
+    assert.equal(url('sqlite::memory:'), 'sqlite::memory:');
+    assert.equal(url('./data/plain.sqlite'), 'sqlite:./data/plain.sqlite', 'a plain path is a SQLite file');
+    assert.equal(url('/tmp/barge.db'), 'sqlite:/tmp/barge.db');
+    for (const bad of ['mysql://localhost/barge', 'http://example.com/db', 'sqlite:', 'postgres://[::1']) {
+      assertRejects({ BARGE_DATABASE_URL: bad }, 'BARGE_DATABASE_URL');
+    }
+  });
+
+  test('a malformed PostgreSQL URL is rejected without echoing its password', () => {
+    assert.throws(
+      () => loadConfig({ BARGE_DATABASE_URL: 'postgres://barge:hunter2@[db/barge' }),
+      (err: Error) =>
+        err instanceof ConfigError && /BARGE_DATABASE_URL/.test(err.message) && !/hunter2/.test(err.message),
+    );
+  });
+});

@@ -1,0 +1,156 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** The built `barge` command; child-process tests run what `npm run build` produced. */
+export const BARGE_BIN = join(ROOT, 'dist/src/cli/main.js');
+
+/**
+ * Fails when dist/ is missing or older than src/: a child-process test against a stale build would
+ * test yesterday's code. `npm test` builds first; run `npm run build` before a single file.
+ */
+export function assertBuildIsFresh(): void {
+  if (!existsSync(BARGE_BIN)) throw new Error(`${BARGE_BIN} does not exist: run \`npm run build\` first`);
+  const stale: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith('.ts')) {
+        const built = join(ROOT, 'dist', relative(ROOT, path).replace(/\.ts$/, '.js'));
+        if (!existsSync(built) || statSync(built).mtimeMs < statSync(path).mtimeMs) stale.push(relative(ROOT, path));
+      }
+    }
+  };
+  walk(join(ROOT, 'src'));
+  if (stale.length > 0) {
+    throw new Error(`dist/ is older than ${stale.slice(0, 5).join(', ')}: run \`npm run build\` first`);
+  }
+}
+
+/** A loopback port nobody listens on right now (bind to port 0, read it, close). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === 'string') throw new Error('no port from the probe server');
+  return address.port;
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Polls `read` until `done` accepts its value; fails naming `what` and the last value seen. */
+export async function waitFor<T>(
+  what: string,
+  read: () => Promise<T> | T,
+  done: (value: T) => boolean,
+  options: { timeoutMs: number; intervalMs?: number },
+): Promise<T> {
+  const deadline = Date.now() + options.timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) {
+      throw new Error(
+        `timed out after ${options.timeoutMs} ms waiting for ${what}; last value: ${JSON.stringify(value)}`,
+      );
+    }
+    await sleep(options.intervalMs ?? 50);
+  }
+}
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** One `barge` child process, its stdout kept line by line and its stderr as text. */
+export class BargeProcess {
+  readonly child: ChildProcess;
+  readonly lines: string[] = [];
+  stderr = '';
+  readonly exited: Promise<Exit>;
+  private partial = '';
+
+  constructor(args: string[], env: Record<string, string>) {
+    // A clean environment: no BARGE_* setting of the developer's shell leaks into the test.
+    const base = Object.fromEntries(
+      Object.entries(process.env).filter(([k]) => !k.startsWith('BARGE_') && k !== 'PORT'),
+    );
+    this.child = spawn(process.execPath, [BARGE_BIN, ...args], {
+      env: { ...base, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      const parts = (this.partial + chunk).split('\n');
+      this.partial = parts.pop() ?? '';
+      this.lines.push(...parts);
+    });
+    this.child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      // Keep the tail only: enough to explain a failure.
+      this.stderr = (this.stderr + chunk).slice(-20_000);
+    });
+    this.exited = new Promise((resolve) => {
+      this.child.once('exit', (code, signal) => resolve({ code, signal }));
+    });
+  }
+
+  get alive(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** Stdout lines that are JSON objects (pino logs and the `--json` start-up line). */
+  jsonLines(): Record<string, unknown>[] {
+    const out: Record<string, unknown>[] = [];
+    for (const line of this.lines) {
+      if (!line.startsWith('{')) continue;
+      try {
+        out.push(JSON.parse(line) as Record<string, unknown>);
+      } catch {
+        // not JSON: ignore
+      }
+    }
+    return out;
+  }
+
+  /** Waits for the `serve --json` start-up line and returns it. */
+  async started(timeoutMs = 20_000): Promise<{ role: string; url: string | null }> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const line = this.jsonLines().find((l) => typeof l.role === 'string' && 'url' in l && !('level' in l));
+      if (line) return line as { role: string; url: string | null };
+      if (!this.alive) {
+        throw new Error(`barge exited (${JSON.stringify(await this.exited)}) before starting; stderr:\n${this.stderr}`);
+      }
+      if (Date.now() > deadline) {
+        throw new Error(`barge did not start within ${timeoutMs} ms; stderr:\n${this.stderr}`);
+      }
+      await sleep(20);
+    }
+  }
+
+  /** Sends `signal` and waits (bounded) for the exit; SIGKILLs and fails if it does not come. */
+  async stop(signal: NodeJS.Signals, timeoutMs = 20_000): Promise<Exit> {
+    if (!this.alive) return this.exited;
+    this.child.kill(signal);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), timeoutMs);
+    });
+    const outcome = await Promise.race([this.exited, timeout]);
+    clearTimeout(timer);
+    if (outcome === 'timeout') {
+      this.child.kill('SIGKILL');
+      await this.exited;
+      throw new Error(`barge did not exit within ${timeoutMs} ms of ${signal}; stderr:\n${this.stderr}`);
+    }
+    return outcome;
+  }
+}

@@ -1,0 +1,152 @@
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { registerKeyPair } from './s3-server.js';
+
+export interface AssumeRoleCall {
+  roleArn: string;
+  externalId: string | undefined;
+  sessionName: string;
+  durationSeconds: number;
+  /** The session policy as sent (JSON text). */
+  policy: string | undefined;
+  /** The access key id the caller signed with (the service's own identity). */
+  callerKeyId: string | null;
+  /** What the endpoint answered. */
+  answer: 'credentials' | 'denied' | 'malformed_policy';
+  /** The credentials handed out, when any. */
+  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken: string };
+}
+
+const XMLNS = 'https://sts.amazonaws.com/doc/2011-06-15/';
+
+/**
+ * A small STS endpoint speaking the AssumeRole query API (form-encoded POST, XML answers), for the
+ * AWS SDK's own STS client. It knows roles and their external ids, refuses a wrong external id or
+ * a session policy that grants more than PutObject under a prefix (plus KMS through S3), and can
+ * be told to deny a role. Each key pair it hands out is registered with the S3 server.
+ */
+export async function startStsEndpoint() {
+  const roles = new Map<string, string>();
+  const denied = new Set<string>();
+  const calls: AssumeRoleCall[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+      const requestId = randomBytes(8).toString('hex');
+      const sendError = (status: number, code: string, message: string) => {
+        res
+          .writeHead(status, { 'content-type': 'text/xml' })
+          .end(
+            `<ErrorResponse xmlns="${XMLNS}"><Error><Type>Sender</Type><Code>${code}</Code>` +
+              `<Message>${escapeXml(message)}</Message></Error><RequestId>${requestId}</RequestId></ErrorResponse>`,
+          );
+      };
+      if (req.method !== 'POST' || form.get('Action') !== 'AssumeRole' || form.get('Version') !== '2011-06-15') {
+        return sendError(400, 'InvalidAction', `unsupported request ${req.method} ${form.get('Action')}`);
+      }
+      const call: AssumeRoleCall = {
+        roleArn: form.get('RoleArn') ?? '',
+        externalId: form.get('ExternalId') ?? undefined,
+        sessionName: form.get('RoleSessionName') ?? '',
+        durationSeconds: Number(form.get('DurationSeconds') ?? 3600),
+        policy: form.get('Policy') ?? undefined,
+        callerKeyId: /Credential=([^/]+)\//.exec(req.headers.authorization ?? '')?.[1] ?? null,
+        answer: 'denied',
+      };
+      calls.push(call);
+      const expectedExternalId = roles.get(call.roleArn);
+      const caller = 'arn:aws:iam::111122223333:user/barge';
+      if (expectedExternalId === undefined || denied.has(call.roleArn) || call.externalId !== expectedExternalId) {
+        return sendError(
+          403,
+          'AccessDenied',
+          `User: ${caller} is not authorized to perform: sts:AssumeRole on resource: ${call.roleArn}`,
+        );
+      }
+      const policyProblem = checkSessionPolicy(call.policy);
+      if (policyProblem) {
+        call.answer = 'malformed_policy';
+        return sendError(400, 'MalformedPolicyDocument', policyProblem);
+      }
+      const credentials = {
+        accessKeyId: `ASIA${randomBytes(8).toString('hex').toUpperCase()}`,
+        secretAccessKey: randomBytes(20).toString('base64'),
+        sessionToken: randomBytes(48).toString('base64'),
+      };
+      registerKeyPair(credentials.accessKeyId, credentials.secretAccessKey);
+      call.answer = 'credentials';
+      call.credentials = credentials;
+      const expiration = new Date(Date.now() + call.durationSeconds * 1000).toISOString();
+      res
+        .writeHead(200, { 'content-type': 'text/xml' })
+        .end(
+          `<AssumeRoleResponse xmlns="${XMLNS}"><AssumeRoleResult>` +
+            `<AssumedRoleUser><AssumedRoleId>AROA3XFRBF535PLBIFPI4:${escapeXml(call.sessionName)}</AssumedRoleId>` +
+            `<Arn>${escapeXml(call.roleArn.replace(':iam::', ':sts::').replace(':role/', ':assumed-role/'))}/${escapeXml(call.sessionName)}</Arn></AssumedRoleUser>` +
+            `<Credentials><AccessKeyId>${credentials.accessKeyId}</AccessKeyId>` +
+            `<SecretAccessKey>${credentials.secretAccessKey}</SecretAccessKey>` +
+            `<SessionToken>${credentials.sessionToken}</SessionToken>` +
+            `<Expiration>${expiration}</Expiration></Credentials>` +
+            `<PackedPolicySize>7</PackedPolicySize></AssumeRoleResult>` +
+            `<ResponseMetadata><RequestId>${requestId}</RequestId></ResponseMetadata></AssumeRoleResponse>`,
+        );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    calls,
+    /** A role whose trust policy names this external id. */
+    addRole(roleArn: string, externalId: string) {
+      roles.set(roleArn, externalId);
+    },
+    deny(roleArn: string, on = true) {
+      if (on) denied.add(roleArn);
+      else denied.delete(roleArn);
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+export type StsEndpoint = Awaited<ReturnType<typeof startStsEndpoint>>;
+
+/**
+ * What a delivery session may be given: s3:PutObject on `arn:aws:s3:::<bucket>/<prefix>*` only,
+ * and kms:GenerateDataKey only through S3. Anything else is refused as the service asking for
+ * more than it should.
+ */
+function checkSessionPolicy(policy: string | undefined): string | null {
+  if (!policy) return 'a delivery session must carry a session policy';
+  let doc: { Version?: string; Statement?: Record<string, unknown>[] };
+  try {
+    doc = JSON.parse(policy);
+  } catch {
+    return 'the session policy is not JSON';
+  }
+  if (doc.Version !== '2012-10-17' || !Array.isArray(doc.Statement)) return 'the session policy has no statements';
+  for (const st of doc.Statement) {
+    if (st.Effect !== 'Allow') return 'unexpected statement effect';
+    if (st.Action === 's3:PutObject') {
+      if (typeof st.Resource !== 'string' || !/^arn:aws:s3:::[a-z0-9.-]+\/[^*]*\*$/.test(st.Resource)) {
+        return `s3:PutObject on an unexpected resource ${JSON.stringify(st.Resource)}`;
+      }
+    } else if (st.Action === 'kms:GenerateDataKey') {
+      const via = (st.Condition as { StringLike?: Record<string, string> } | undefined)?.StringLike?.['kms:ViaService'];
+      if (via !== 's3.*.amazonaws.com') return 'kms:GenerateDataKey must be limited to use through S3';
+    } else {
+      return `the session policy grants ${JSON.stringify(st.Action)}`;
+    }
+  }
+  return null;
+}
+
+function escapeXml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}

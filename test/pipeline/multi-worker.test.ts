@@ -1,0 +1,174 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { newId } from '../../src/domain/ids.js';
+import { insertCargo, type NewCargo } from '../../src/store/cargo.js';
+import { notifyNewCargo } from '../../src/store/notify.js';
+import { createProjectWithKey } from '../helpers/app.js';
+import { backends, type TestDatabase } from '../helpers/backends.js';
+import { assertBuildIsFresh, BargeProcess, waitFor } from '../helpers/serve.js';
+
+/**
+ * Two `barge serve --role worker` processes share one PostgreSQL schema while 20,000 cargo arrive.
+ * PostgreSQL only: SQLite is one process by design. Under CI=true backends() fails when PostgreSQL
+ * is unreachable; elsewhere the suite is simply not generated without it.
+ */
+
+const TOTAL = 20_000;
+const CHUNK = 1_000;
+const BATCH_MAX_SIZE = 500;
+
+/** A plain svc-mock cargo row, shaped as POST /cargo/load writes it (src/http/routes/load-cargo.ts). */
+function cargoRow(projectId: string, n: number, now: number): NewCargo {
+  const request = JSON.stringify({
+    requests: [{ modelInput: { max_tokens: 1024, messages: [{ role: 'user', content: `cargo number ${n}` }] } }],
+  });
+  return {
+    id: newId('crg', now),
+    project_id: projectId,
+    status: 'pending',
+    model: 'svc-mock',
+    provider: 'mock',
+    provider_model: 'svc-mock',
+    request,
+    request_count: 1,
+    is_records: 0,
+    request_bytes: Buffer.byteLength(request),
+    metadata: null,
+    result_ttl_seconds: 2_592_000,
+    callback_url: null,
+    callback: null,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
+const postgres = (await backends()).find((b) => b.name === 'postgres');
+
+if (postgres) {
+  describe('two worker processes on one PostgreSQL schema', () => {
+    let db: TestDatabase;
+    const workers: BargeProcess[] = [];
+
+    before(async () => {
+      assertBuildIsFresh();
+      db = await postgres.create();
+    });
+
+    after(async () => {
+      for (const worker of workers) {
+        if (worker.alive) {
+          worker.child.kill('SIGKILL');
+          await worker.exited;
+        }
+      }
+      await db?.drop();
+    });
+
+    test('20,000 cargo: each batched once, submitted once, completed once', async (t) => {
+      const started = Date.now();
+      const sqlDb = db.database.db;
+      const { projectId } = await createProjectWithKey(db.database);
+
+      for (const name of ['w1', 'w2']) {
+        workers.push(
+          new BargeProcess(['serve', '--role', 'worker', '--json'], {
+            BARGE_DATABASE_URL: db.url,
+            BARGE_ENV: 'production',
+            BARGE_LOG_LEVEL: 'info',
+            BARGE_MOCK_LATENCY_MS: '0',
+            BARGE_BATCH_MAX_SIZE: String(BATCH_MAX_SIZE),
+            BARGE_WORKER_ID: `multi-worker-test-${name}`,
+          }),
+        );
+      }
+      for (const worker of workers) assert.deepEqual(await worker.started(), { role: 'worker', url: null });
+
+      for (let i = 0; i < TOTAL; i += CHUNK) {
+        const now = Date.now();
+        const rows = Array.from({ length: CHUNK }, (_, k) => cargoRow(projectId, i + k, now));
+        await insertCargo(sqlDb, rows);
+        await notifyNewCargo(db.database);
+      }
+      t.diagnostic(`inserted ${TOTAL} cargo after ${Date.now() - started} ms`);
+
+      await waitFor(
+        `all ${TOTAL} cargo completed`,
+        async () => {
+          const rows = await sqlDb
+            .selectFrom('cargo')
+            .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
+            .groupBy('status')
+            .execute();
+          return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
+        },
+        (byStatus) => byStatus.completed === TOTAL,
+        { timeoutMs: 45_000, intervalMs: 200 },
+      );
+      t.diagnostic(`all completed after ${Date.now() - started} ms`);
+
+      const exits = await Promise.all(workers.map((w) => w.stop('SIGTERM')));
+      for (const [i, exit] of exits.entries()) {
+        assert.deepEqual(exit, { code: 0, signal: null }, `worker ${i + 1} stderr:\n${workers[i]?.stderr}`);
+      }
+
+      // One result per cargo.
+      const results = await sqlDb
+        .selectFrom('results')
+        .select([(eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.sum<number>('success').as('ok')])
+        .executeTakeFirstOrThrow();
+      assert.equal(Number(results.n), TOTAL);
+      assert.equal(Number(results.ok), TOTAL);
+
+      // Every cargo in exactly one existing batch; each batch's cargo_count is what it holds.
+      const cargo = await sqlDb.selectFrom('cargo').select(['id', 'batch_id']).execute();
+      assert.equal(cargo.length, TOTAL);
+      const perBatch = new Map<string, number>();
+      for (const c of cargo) {
+        assert.ok(c.batch_id, `cargo ${c.id} has no batch`);
+        perBatch.set(c.batch_id, (perBatch.get(c.batch_id) ?? 0) + 1);
+      }
+      const batches = await sqlDb.selectFrom('batches').selectAll().execute();
+      assert.equal(batches.length, perBatch.size, 'every batch holds cargo and every batch_id names a batch');
+      for (const batch of batches) {
+        assert.equal(batch.cargo_count, perBatch.get(batch.id), `batch ${batch.id} cargo_count`);
+        assert.ok(batch.cargo_count <= BATCH_MAX_SIZE, `batch ${batch.id} holds ${batch.cargo_count}`);
+        assert.equal(batch.status, 'ended', `batch ${batch.id}`);
+        assert.equal(batch.locked_by, null, `batch ${batch.id} still leased after SIGTERM`);
+      }
+
+      // svc-mock received each cargo exactly once, each in the job of its own batch.
+      const jobs = await sqlDb.selectFrom('mock_jobs').select(['batch_id', 'input', 'request_count']).execute();
+      assert.equal(jobs.length, batches.length, 'one svc-mock job per batch');
+      const requestSum = jobs.reduce((n, j) => n + j.request_count, 0);
+      assert.equal(requestSum, TOTAL, 'sum of mock_jobs.request_count');
+      const batchOfCargo = new Map(cargo.map((c) => [c.id, c.batch_id]));
+      const seen = new Set<string>();
+      for (const job of jobs) {
+        for (const line of job.input.split('\n')) {
+          const customId = (JSON.parse(line) as { custom_id: string }).custom_id;
+          assert.ok(!seen.has(customId), `${customId} submitted twice`);
+          seen.add(customId);
+          assert.equal(batchOfCargo.get(customId), job.batch_id, `${customId} sent in another batch's job`);
+        }
+      }
+      assert.equal(seen.size, TOTAL, 'distinct custom ids across all svc-mock jobs');
+
+      // Both workers did the work: each child's own "batch formed" log lines, which add up to the
+      // batches in the database.
+      const formedBy = workers.map((w) =>
+        w
+          .jsonLines()
+          .filter((l) => l.msg === 'batch formed')
+          .map((l) => l.batch as string),
+      );
+      t.diagnostic(`batches formed per worker: ${formedBy.map((f) => f.length).join(', ')} of ${batches.length}`);
+      for (const [i, formed] of formedBy.entries()) assert.ok(formed.length > 0, `worker ${i + 1} formed no batch`);
+      assert.deepEqual(
+        formedBy.flat().sort(),
+        batches.map((b) => b.id).sort(),
+        'the batches the workers logged are exactly those stored',
+      );
+      t.diagnostic(`done after ${Date.now() - started} ms`);
+    });
+  });
+}

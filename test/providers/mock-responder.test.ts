@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { ModelInput } from '../../src/domain/cargo-request.js';
+import { mockRespond } from '../../src/providers/mock/responder.js';
+
+const input = (content: string, extra: Partial<ModelInput> = {}): ModelInput => ({
+  max_tokens: 1024,
+  messages: [{ role: 'user', content }],
+  ...extra,
+});
+
+function message(outcome: ReturnType<typeof mockRespond>) {
+  assert.ok(outcome.success, 'expected a success');
+  return outcome.response;
+}
+
+test('the same input gives the same message; another input another one', () => {
+  const a = mockRespond('svc-mock', input('hello'));
+  assert.deepEqual(a, mockRespond('svc-mock', input('hello')));
+  const b = message(mockRespond('svc-mock', input('hello!')));
+  assert.notEqual(message(a).id, b.id);
+});
+
+test('input tokens grow with the prompt, system prompt included', () => {
+  const short = message(mockRespond('svc-mock', input('hi'))).usage.input_tokens;
+  const long = message(mockRespond('svc-mock', input('hi '.repeat(200)))).usage.input_tokens;
+  const withSystem = message(mockRespond('svc-mock', input('hi', { system: 'be brief '.repeat(20) }))).usage
+    .input_tokens;
+  assert.ok(long > short && withSystem > short);
+});
+
+test('max_tokens truncates the text and says so', () => {
+  const full = message(mockRespond('svc-mock', input('count the words in this reply')));
+  assert.equal(full.stop_reason, 'end_turn');
+  assert.ok(full.usage.output_tokens > 5);
+  const cut = message(mockRespond('svc-mock', input('count the words in this reply', { max_tokens: 5 })));
+  assert.equal(cut.stop_reason, 'max_tokens');
+  assert.equal(cut.usage.output_tokens, 5);
+  assert.equal(cut.content[0]?.text.split(' ').length, 5);
+  assert.ok(full.content[0]?.text.startsWith(cut.content[0]?.text ?? '-'));
+});
+
+test('a stop sequence that occurs in the text ends it there', () => {
+  const res = message(
+    mockRespond('svc-mock', input('alpha beta STOPHERE gamma', { stop_sequences: ['never', 'STOPHERE'] })),
+  );
+  assert.equal(res.stop_reason, 'stop_sequence');
+  assert.equal(res.stop_sequence, 'STOPHERE');
+  assert.ok(!res.content[0]?.text.includes('STOPHERE'));
+  assert.ok(res.content[0]?.text.includes('alpha beta'));
+  const none = message(mockRespond('svc-mock', input('alpha beta', { stop_sequences: ['absent'] })));
+  assert.equal(none.stop_reason, 'end_turn');
+  assert.equal(none.stop_sequence, null);
+});
+
+test('trigger phrases in the last user message fail or expire the request', () => {
+  const failed = mockRespond('svc-mock', input('x svc-mock:fail y'));
+  assert.equal(failed.success, false);
+  assert.ok(!failed.success && failed.kind === 'errored' && failed.error.startsWith('invalid_request_error'));
+  const expired = mockRespond('svc-mock', input('svc-mock:expire'));
+  assert.ok(!expired.success && expired.kind === 'expired');
+  // Only the last user message counts.
+  const earlier = mockRespond('svc-mock', {
+    max_tokens: 10,
+    messages: [
+      { role: 'user', content: 'svc-mock:fail' },
+      { role: 'assistant', content: 'ok' },
+      { role: 'user', content: [{ type: 'text', text: 'now fine' }] },
+    ],
+  });
+  assert.equal(earlier.success, true);
+});

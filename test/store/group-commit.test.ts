@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { GroupCommitWriter } from '../../src/store/group-commit.js';
+
+test('concurrent writes share one commit, and each resolves only after it', async () => {
+  const commits: number[][] = [];
+  let committed = false;
+  const writer = new GroupCommitWriter<number>(
+    async (rows) => {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      commits.push(rows);
+      committed = true;
+    },
+    { intervalMs: 1, maxRows: 100 },
+  );
+  const writes = Array.from({ length: 20 }, (_, i) => writer.write(i).then(() => committed));
+  assert.deepEqual(await Promise.all(writes), Array(20).fill(true));
+  assert.equal(commits.length, 1);
+  assert.deepEqual(commits[0], Array.from({ length: 20 }, (_, i) => i));
+  await writer.close();
+});
+
+test('groups are capped at maxRows', async () => {
+  const sizes: number[] = [];
+  const writer = new GroupCommitWriter<number>(
+    async (rows) => {
+      sizes.push(rows.length);
+    },
+    { intervalMs: 1, maxRows: 8 },
+  );
+  await Promise.all(Array.from({ length: 20 }, (_, i) => writer.write(i)));
+  assert.ok(sizes.every((n) => n <= 8));
+  assert.equal(
+    sizes.reduce((a, b) => a + b, 0),
+    20,
+  );
+  await writer.close();
+});
+
+test('a row the database refuses fails alone; the rest of its group commits', async () => {
+  const stored: number[] = [];
+  const writer = new GroupCommitWriter<number>(
+    async (rows) => {
+      if (rows.includes(13)) throw new Error('row 13 violates a constraint');
+      stored.push(...rows);
+    },
+    { intervalMs: 1, maxRows: 100 },
+  );
+  const outcomes = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => writer.write(i)));
+  assert.equal(outcomes.filter((o) => o.status === 'rejected').length, 1);
+  assert.equal(outcomes[13]?.status, 'rejected');
+  assert.deepEqual(
+    [...stored].sort((a, b) => a - b),
+    Array.from({ length: 20 }, (_, i) => i).filter((i) => i !== 13),
+  );
+  await writer.close();
+});
+
+test('close commits what is queued and refuses new writes', async () => {
+  const stored: number[] = [];
+  const writer = new GroupCommitWriter<number>(
+    async (rows) => {
+      stored.push(...rows);
+    },
+    { intervalMs: 50, maxRows: 100 },
+  );
+  const pending = [writer.write(1), writer.write(2)];
+  await writer.close();
+  await Promise.all(pending);
+  assert.deepEqual(stored, [1, 2]);
+  await assert.rejects(writer.write(3), /closed/);
+});
