@@ -63,18 +63,24 @@ async function collect(
   const staged: StagedRecord[] = [];
   const seen = new Set<string>();
 
+  let leaseUntil = batch.locked_until ?? 0;
   const writer = new ChunkWriter(async (results, records) => {
     await storeResults(db, results, ctx.clock.now());
     await stageRecordResults(db, records);
-    // Long collections keep their lease alive; losing it means another worker took over.
-    if (!(await extendLease(db, batch.id, ctx.workerId, ctx.clock.now() + ctx.settings.leaseMs))) {
+    // Long collections keep their lease alive; losing it means another worker took over. Until
+    // half of it has run no other worker can take the batch, so the extension (a commit of its
+    // own) waits until then rather than following every chunk.
+    const now = ctx.clock.now();
+    if (now < leaseUntil - ctx.settings.leaseMs / 2) return;
+    leaseUntil = now + ctx.settings.leaseMs;
+    if (!(await extendLease(db, batch.id, ctx.workerId, leaseUntil))) {
       throw new Error(`lost the lease on batch ${batch.id}`);
     }
   });
   const flush = () => writer.flush(plain.splice(0), staged.splice(0));
 
   try {
-    await collectInto(ctx, provider, batch, options, { awaiting, plain, staged, seen, flush });
+    await collectInto(provider, batch, options, { awaiting, plain, staged, seen, flush });
     // Staged records must be committed before they are read back and assembled.
     await flush();
     await writer.settle();
@@ -107,7 +113,6 @@ interface Collection {
 
 /** Turns the provider's results into pending writes, flushing every FLUSH_EVERY. */
 async function collectInto(
-  ctx: PipelineContext,
   provider: Provider,
   batch: BatchRow,
   options: { canceledMeans: 'canceled' | 'expired' },
@@ -152,6 +157,10 @@ class ChunkWriter {
     // Awaited by the next flush or settle; until then its failure must not count as unhandled.
     writing.catch(() => {});
     this.inFlight = writing;
+    // A turn for the rest of the event loop (HTTP requests, timers): building results is
+    // synchronous work, and while the writes keep up, nothing above waits on I/O, so a whole
+    // collection would otherwise run without one.
+    await new Promise((resolve) => setImmediate(resolve));
   }
 
   /** Waits for the write in flight; rejects if it failed. */

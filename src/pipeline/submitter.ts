@@ -38,6 +38,9 @@ export async function submitBatch(ctx: PipelineContext, batch: BatchRow): Promis
     // The request list lives only while it is built and handed over, a bounded number at a time.
     const { jobId, requestCount, padding } = await SUBMISSIONS_IN_MEMORY.run(batch.request_bytes, async () => {
       const { requests, padding } = await providerRequests(ctx, batch, provider.limits.minRequests);
+      // A turn for the rest of the event loop: reading and parsing a large batch is synchronous,
+      // and so may be what the provider does with it next.
+      await new Promise((resolve) => setImmediate(resolve));
       const { jobId } = await provider.submit({ batchId: batch.id, model: batch.provider_model, requests });
       return { jobId, requestCount: requests.length, padding };
     });

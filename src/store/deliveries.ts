@@ -286,9 +286,12 @@ const ATTEMPT_CHUNK = 500;
  */
 export async function recordAttempts(database: Database, finished: FinishedAttempt[]): Promise<void> {
   if (finished.length === 0) return;
+  // One time for the group (its latest record): rows that end alike are then updated together,
+  // and the attempt ids made in one millisecond cost an increment, not new randomness.
+  const now = Math.max(...finished.map((f) => f.now));
   const writer = writeWorkerOf(database.db);
   if (writer) {
-    await writer.run(recordAttemptsStatements(finished));
+    await writer.run(recordAttemptsStatements(finished, now));
     return;
   }
   await database.db.transaction().execute(async (tx) => {
@@ -310,7 +313,7 @@ export async function recordAttempts(database: Database, finished: FinishedAttem
         .insertInto('delivery_attempts')
         .values(
           part.map((f) => ({
-            id: newId('att', finished[0]?.now),
+            id: newId('att', now),
             delivery_id: f.deliveryId,
             attempt: f.delivery.attempts + 1,
             ...f.attempt,
@@ -318,14 +321,13 @@ export async function recordAttempts(database: Database, finished: FinishedAttem
         )
         .execute();
     }
-    // Deliveries that end up alike (typically: delivered, same status code, same instant) are
-    // updated by one statement.
+    // Deliveries that end up alike (typically: delivered, same status code) are updated by one
+    // statement.
     const alike = new Map<string, { f: (typeof accepted)[number]; ids: string[] }>();
     for (const f of accepted) {
       const { verdict, attempt } = f;
       const key = JSON.stringify([
         f.workerId,
-        f.now,
         verdict.kind,
         verdict.kind === 'retry' ? verdict.nextAttemptAt : null,
         verdict.kind === 'delivered' ? null : attempt.error_detail,
@@ -343,22 +345,21 @@ export async function recordAttempts(database: Database, finished: FinishedAttem
           .set({
             attempts: sql<number>`attempts + 1`,
             status: verdict.kind === 'retry' ? 'pending' : verdict.kind,
-            next_attempt_at: verdict.kind === 'retry' ? verdict.nextAttemptAt : f.now,
+            next_attempt_at: verdict.kind === 'retry' ? verdict.nextAttemptAt : now,
             last_error: verdict.kind === 'delivered' ? null : f.attempt.error_detail,
             last_status_code: f.attempt.status_code,
             locked_by: null,
             locked_until: null,
-            updated_at: f.now,
-            ended_at: verdict.kind === 'retry' ? null : f.now,
+            updated_at: now,
+            ended_at: verdict.kind === 'retry' ? null : now,
           })
           .where('id', 'in', part)
           .where('locked_by', '=', f.workerId)
           .execute();
       }
     }
-    const settled = new Map<string, number>();
-    for (const f of accepted) if (f.verdict.kind !== 'retry') settled.set(f.delivery.cargo_id, f.now);
-    await settleCargoStatuses(tx, settled);
+    const settled = new Set(accepted.filter((f) => f.verdict.kind !== 'retry').map((f) => f.delivery.cargo_id));
+    await settleCargoStatuses(tx, settled, now);
   });
 }
 
@@ -383,15 +384,12 @@ const SETTLE_CARGO_SQL =
   'where id = (select cargo_id from deliveries where id = ?) ' +
   "and not exists (select 1 from deliveries p where p.cargo_id = cargo.id and p.status = 'pending')";
 
-function recordAttemptsStatements(finished: FinishedAttempt[]): Statement[] {
-  // One time for the group's ids: ids made in the same millisecond cost an increment, not new
-  // randomness.
-  const idTime = finished[0]?.now;
+function recordAttemptsStatements(finished: FinishedAttempt[], now: number): Statement[] {
   return [
     {
       sql: INSERT_ATTEMPT_SQL,
       rows: finished.map(({ attempt: a, ...f }) => [
-        newId('att', idTime),
+        newId('att', now),
         a.trigger,
         a.started_at,
         a.duration_ms,
@@ -407,27 +405,27 @@ function recordAttemptsStatements(finished: FinishedAttempt[]): Statement[] {
       sql: UPDATE_DELIVERY_SQL,
       rows: finished.map(({ verdict, attempt, ...f }) => [
         verdict.kind === 'retry' ? 'pending' : verdict.kind,
-        verdict.kind === 'retry' ? verdict.nextAttemptAt : f.now,
+        verdict.kind === 'retry' ? verdict.nextAttemptAt : now,
         verdict.kind === 'delivered' ? null : attempt.error_detail,
         attempt.status_code,
-        f.now,
-        verdict.kind === 'retry' ? null : f.now,
+        now,
+        verdict.kind === 'retry' ? null : now,
         f.deliveryId,
         f.workerId,
       ]),
     },
     {
       sql: SETTLE_CARGO_SQL,
-      rows: finished.filter((f) => f.verdict.kind !== 'retry').map((f) => [f.now, f.deliveryId]),
+      rows: finished.filter((f) => f.verdict.kind !== 'retry').map((f) => [now, f.deliveryId]),
     },
   ];
 }
 
-/** Moves each cargo (id → time) whose deliveries have all ended to callback_delivered or callback_failed. */
-async function settleCargoStatuses(tx: Transaction<Schema>, cargo: Map<string, number>): Promise<void> {
+/** Moves each cargo whose deliveries have all ended to callback_delivered or callback_failed. */
+async function settleCargoStatuses(tx: Transaction<Schema>, cargo: Set<string>, now: number): Promise<void> {
   if (cargo.size === 0) return;
   const byCargo = new Map<string, Map<DeliveryChannelName, string>>();
-  for (const part of chunks([...cargo.keys()])) {
+  for (const part of chunks([...cargo])) {
     const rows = await tx
       .selectFrom('deliveries')
       .select(['cargo_id', 'channel', 'status'])
@@ -442,18 +440,16 @@ async function settleCargoStatuses(tx: Transaction<Schema>, cargo: Map<string, n
       byCargo.set(row.cargo_id, latest);
     }
   }
-  const moves = new Map<string, string[]>();
+  const moves = new Map<CargoStatus, string[]>([
+    ['callback_delivered', []],
+    ['callback_failed', []],
+  ]);
   for (const [cargoId, latest] of byCargo) {
     const statuses = [...latest.values()];
     if (statuses.includes('pending')) continue;
-    const status: CargoStatus = statuses.includes('failed') ? 'callback_failed' : 'callback_delivered';
-    const key = JSON.stringify([status, cargo.get(cargoId)]);
-    const ids = moves.get(key);
-    if (ids) ids.push(cargoId);
-    else moves.set(key, [cargoId]);
+    moves.get(statuses.includes('failed') ? 'callback_failed' : 'callback_delivered')?.push(cargoId);
   }
-  for (const [key, ids] of moves) {
-    const [status, now] = JSON.parse(key) as [CargoStatus, number];
+  for (const [status, ids] of moves) {
     for (const part of chunks(ids)) {
       await tx.updateTable('cargo').set({ status, updated_at: now }).where('id', 'in', part).execute();
     }

@@ -146,7 +146,11 @@ for (const pragma of workerData.pragmas) db.pragma(pragma);
 const statements = new Map();
 const prepared = (sql) => {
   let statement = statements.get(sql);
-  if (!statement) statements.set(sql, (statement = db.prepare(sql)));
+  if (!statement) {
+    // Bounded, in case a caller builds SQL texts without end (an IN list of varying length).
+    if (statements.size >= 500) statements.clear();
+    statements.set(sql, (statement = db.prepare(sql)));
+  }
   return statement;
 };
 const runAll = db.transaction((batch) => {

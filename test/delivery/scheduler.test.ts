@@ -6,7 +6,7 @@ import { eventually } from '../helpers/assertions.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
 import { testWorker } from '../helpers/pipeline.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { deliveryConfig, load } from './webhook-support.js';
+import { assertSignedPosts, deliveryConfig, load } from './webhook-support.js';
 
 /**
  * The scheduler under load, with a started worker and real time: small limits, so claims lease
@@ -32,11 +32,11 @@ for (const backend of await backends()) {
         ...deliveryConfig(limits),
       }).worker;
 
-    async function submit(n: number, url: string): Promise<string[]> {
-      const { key } = await createProjectWithKey(db.database);
+    async function submit(n: number, url: string): Promise<{ ids: string[]; webhookSecret: string }> {
+      const { key, webhookSecret } = await createProjectWithKey(db.database);
       const ids: string[] = [];
       for (let i = 0; i < n; i++) ids.push(await load(app, key, `load ${i}`, { callback_url: url }));
-      return ids;
+      return { ids, webhookSecret };
     }
 
     const statuses = async (ids: string[]) =>
@@ -61,7 +61,7 @@ for (const backend of await backends()) {
       const receiver = await startReceiver();
       const w = worker({ maxInFlight: 16, maxPerHost: 4 });
       try {
-        const ids = await submit(300, `${receiver.url}/h`);
+        const { ids, webhookSecret } = await submit(300, `${receiver.url}/h`);
         w.start();
         await eventually(
           () => statuses(ids),
@@ -69,6 +69,7 @@ for (const backend of await backends()) {
           15_000,
         );
         await assertExactlyOnce(ids, receiver.received);
+        assertSignedPosts(receiver.received, webhookSecret);
         const leased = await db.database.db
           .selectFrom('deliveries')
           .select('id')
@@ -88,7 +89,7 @@ for (const backend of await backends()) {
       });
       const a = worker({ maxInFlight: 64, maxPerHost: 4 });
       try {
-        const ids = await submit(200, `${receiver.url}/h`);
+        const { ids, webhookSecret } = await submit(200, `${receiver.url}/h`);
         a.start();
         await eventually(
           async () => receiver.received.length,
@@ -124,6 +125,7 @@ for (const backend of await backends()) {
           await b.stop();
         }
         await assertExactlyOnce(ids, receiver.received);
+        assertSignedPosts(receiver.received, webhookSecret);
       } finally {
         await a.stop();
         await receiver.close();

@@ -59,7 +59,7 @@ export class MockProvider implements Provider {
     const input = request.requests
       .map((r) => JSON.stringify({ custom_id: r.customId, params: { model: request.model, ...r.input } }))
       .join('\n');
-    const jobId = await insertMockJob(this.db, {
+    const job = {
       id: newId('job', now),
       batch_id: request.batchId,
       model: request.model,
@@ -68,7 +68,11 @@ export class MockProvider implements Provider {
       created_at: now,
       ends_at: now + this.options.latencyMs,
       canceled_at: null,
-    });
+    };
+    // In a transaction: on a SQLite file it then waits for the write worker's commits without
+    // blocking the event loop (see inTurn in store/batches.ts), and the job of a batch submitted
+    // twice is read back in the same snapshot it was (not) inserted in.
+    const jobId = await this.db.transaction().execute((tx) => insertMockJob(tx, job));
     if (now >= this.nextCleanupAt) {
       this.nextCleanupAt = now + CLEANUP_EVERY_MS;
       await deleteMockJobsEndedBefore(this.db, now - 30 * DAY);

@@ -45,7 +45,8 @@ export function mockRespond(model: string, input: ModelInput): MockOutcome {
   const fillerWords = 12 + (((digest[0] as number) * 256 + (digest[1] as number)) % 24);
   // The prompt's words, separated by single spaces (what splitting on /\s+/ and joining gives).
   const said = prompt.replace(/\s+/g, ' ').trim();
-  let fullText = said === '' ? 'Synthetic reply from svc-mock. You said:' : `Synthetic reply from svc-mock. You said: ${said}`;
+  let fullText =
+    said === '' ? 'Synthetic reply from svc-mock. You said:' : `Synthetic reply from svc-mock. You said: ${said}`;
   for (let i = 0; i < fillerWords; i++) {
     // Each filler word is picked by one byte of the digest, so the text varies with the input.
     fullText += ` ${FILLER[(digest[i % digest.length] as number) % FILLER.length]}`;
