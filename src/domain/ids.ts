@@ -1,8 +1,22 @@
+import { randomFillSync } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
 
-// ULIDs sort by creation time, which keeps primary-key inserts append-only in both databases.
-const nextUlid = monotonicFactory();
+/**
+ * Random numbers for ids from a pooled CSPRNG buffer: ulid's default asks the OS for randomness
+ * once per character (16 calls per new id), which was 7% of the submit path's CPU.
+ */
+const pool = new Uint32Array(1024);
+let next = pool.length;
+function pooledRandom(): number {
+  if (next === pool.length) {
+    randomFillSync(pool);
+    next = 0;
+  }
+  return (pool[next++] as number) / 2 ** 32;
+}
 
+// ULIDs sort by creation time, which keeps primary-key inserts append-only in both databases.
+const nextUlid = monotonicFactory(pooledRandom);
 export type IdPrefix = 'crg' | 'prj' | 'key' | 'bat' | 'job' | 'dlv' | 'att' | 'conn';
 
 export function newId(prefix: IdPrefix, now: number = Date.now()): string {
