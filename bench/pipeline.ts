@@ -14,7 +14,8 @@
  *            result stored. Beside it, the same submission to `--role api` alone (submit-only rate).
  *            Also reports the added latency (below) under that load, where jobs end at once.
  * - latency: BARGE_MOCK_LATENCY_MS=2000, a smaller number of cargo over HTTP; per cargo, the stored
- *            result's created_at minus its mock job's ends_at (p50/p99/max).
+ *            result's created_at minus its mock job's ends_at (p50/p99/max). created_at is taken
+ *            just before the commit that stores the result; that commit adds milliseconds.
  * - rss:     (--rss, alone) 1,000,000 cargo pending, then `barge serve --role all`; its RSS is
  *            sampled while it drains, for at most --rss-seconds; prints the peak (VmHWM).
  *
@@ -152,11 +153,15 @@ function drainTimeoutMs(n: number): number {
 
 const children = new Set<ChildProcess>();
 const tempDirs = new Set<string>();
+/** PostgreSQL schemas still to drop (temp dirs go synchronously at exit; schemas need a round trip). */
+const openSchemas = new Set<() => Promise<void>>();
 
 function installCleanup(options: Options): void {
   const interrupt = (signal: NodeJS.Signals) => {
     process.stderr.write(`\n${signal}: stopping\n`);
-    void Promise.allSettled([...children].map((child) => stopChild(child))).finally(() => process.exit(130));
+    void Promise.allSettled([...children].map((child) => stopChild(child)))
+      .then(() => Promise.allSettled([...openSchemas].map((drop) => drop())))
+      .finally(() => process.exit(130));
   };
   process.once('SIGINT', interrupt);
   process.once('SIGTERM', interrupt);
@@ -219,6 +224,8 @@ async function freshPostgres(pgUrl: string): Promise<BenchDatabase> {
     }
   };
   await admin(`create schema ${schema}`);
+  const dropSchema = () => admin(`drop schema if exists ${schema} cascade`);
+  openSchemas.add(dropSchema);
   const database = openDatabase(pgUrl, { schema });
   await migrate(database);
   const url = new URL(pgUrl);
@@ -228,12 +235,16 @@ async function freshPostgres(pgUrl: string): Promise<BenchDatabase> {
     database,
     async drop() {
       await database.close();
-      await admin(`drop schema if exists ${schema} cascade`);
+      await dropSchema();
+      openSchemas.delete(dropSchema);
     },
   };
 }
 
-/** Results stored so far. SQLite: results rows are only appended (a conflicting insert adds none), so max(rowid) is the count, read from the b-tree's end instead of a scan. */
+/**
+ * Results stored so far. On SQLite, results rows are only ever appended (a conflicting insert adds
+ * none), so max(rowid) is their count, read from the end of the b-tree instead of by a scan.
+ */
 async function resultCount(database: Database): Promise<number> {
   const query =
     database.dialect === 'sqlite'
@@ -404,7 +415,7 @@ function serviceEnv(databaseUrl: string, mockLatencyMs: number): NodeJS.ProcessE
     // The limiter still runs on every request but never says 429.
     BARGE_RATE_LIMIT_MAX: '1000000000',
     // The AWS SDK (object delivery) warns about node versions on every start; not ours to report.
-    AWS_SDK_JS_SUPPRESS_MAINTENANCE_MODE_MESSAGE: '1',
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     HOST: '127.0.0.1',
   };
 }
@@ -498,11 +509,21 @@ function cpuSecondsOf(pid: number | undefined): number {
 }
 const CLOCK_TICKS_PER_S = 100;
 
+/** Bytes a process has handed to write(2) so far (WAL, checkpoints, database file; Linux /proc). */
+function bytesWrittenBy(pid: number | undefined): number {
+  const path = `/proc/${pid}/io`;
+  if (pid === undefined || !existsSync(path)) return Number.NaN;
+  return Number(/^wchar: (\d+)$/m.exec(readFileSync(path, 'utf8'))?.[1] ?? Number.NaN);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Load over HTTP
 
-/** Submits `n` cargo with `connections` in flight; returns when every answer is in. */
-async function submitAll(url: string, key: string, n: number, connections: number): Promise<Result> {
+/**
+ * Submits `n` cargo with `connections` in flight. Resolves with performance.now() of the last
+ * answer: autocannon itself reports the end only at its next sampling tick, up to a second later.
+ */
+async function submitAll(url: string, key: string, n: number, connections: number): Promise<number> {
   // `amount` (total requests, then stop) is not in bench/autocannon.d.ts; a variable passes it
   // through without widening the shared declaration.
   const options = {
@@ -514,15 +535,19 @@ async function submitAll(url: string, key: string, n: number, connections: numbe
     amount: n,
     timeout: 60,
   };
+  let lastAnswerAt = Number.NaN;
   const result = await new Promise<Result>((resolve, reject) => {
-    autocannon(options, (err, res) => (err ? reject(err) : resolve(res)));
+    const instance = autocannon(options, (err, res) => (err ? reject(err) : resolve(res)));
+    instance.on('response', () => {
+      lastAnswerAt = performance.now();
+    });
   });
   if (result['2xx'] !== n || result.non2xx > 0 || result.errors > 0) {
     throw new Error(
       `submission: ${result['2xx']} of ${n} answered 2xx (${result.non2xx} non-2xx, ${result.errors} errors)`,
     );
   }
-  return result;
+  return lastAnswerAt;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -541,7 +566,11 @@ async function addedLatency(database: Database): Promise<Percentiles> {
     .innerJoin('mock_jobs as j', 'j.batch_id', 'c.batch_id')
     .select(['r.created_at as stored', 'j.ends_at as ended'])
     .execute();
-  const sorted = Float64Array.from(rows, (r) => Number(r.stored) - Number(r.ended)).sort();
+  return percentiles(rows.map((r) => Number(r.stored) - Number(r.ended)));
+}
+
+function percentiles(values: number[]): Percentiles {
+  const sorted = Float64Array.from(values).sort();
   const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] ?? NaN;
   return { p50: at(0.5), p99: at(0.99), max: at(1) };
 }
@@ -557,6 +586,8 @@ interface DrainRun {
   workerHwmMb: number;
   /** CPU seconds the worker used while draining (start-up excluded). */
   workerCpuS: number;
+  /** Bytes the worker wrote per cargo while draining. */
+  workerBytesPerCargo: number;
 }
 
 async function drainRun(options: Options, run: number): Promise<DrainRun> {
@@ -569,8 +600,10 @@ async function drainRun(options: Options, run: number): Promise<DrainRun> {
     const service = await startService(options, 'worker', serviceEnv(bench.url, 0), profile);
     const startedAt = performance.now();
     const cpuAtStart = cpuSecondsOf(service.child.pid);
+    const writtenAtStart = bytesWrittenBy(service.child.pid);
     const doneAt = await waitForResults(bench.database, options.n, drainTimeoutMs(options.n));
     const workerCpuS = cpuSecondsOf(service.child.pid) - cpuAtStart;
+    const workerBytesPerCargo = (bytesWrittenBy(service.child.pid) - writtenAtStart) / options.n;
     const memory = memoryOf(service.child.pid);
     await stopService(service);
     await checkAllCompleted(bench.database, options.n);
@@ -581,10 +614,12 @@ async function drainRun(options: Options, run: number): Promise<DrainRun> {
       rate: options.n / ((doneAt - startedAt) / 1000),
       workerHwmMb: memory?.hwmMb ?? NaN,
       workerCpuS,
+      workerBytesPerCargo,
     };
     log(
       `drain #${run}: ${fmt(options.n)} cargo in ${result.drainS.toFixed(2)} s = ${fmt(result.rate)} cargo/s ` +
-        `(worker CPU ${workerCpuS.toFixed(1)} s, peak RSS ${result.workerHwmMb.toFixed(0)} MiB; ` +
+        `(worker CPU ${workerCpuS.toFixed(1)} s, wrote ${(workerBytesPerCargo / 1024).toFixed(1)} KiB a cargo, ` +
+        `peak RSS ${result.workerHwmMb.toFixed(0)} MiB; ` +
         `seeded in ${result.insertS.toFixed(1)} s, worker start ${result.startupS.toFixed(2)} s; load average ${loadavg()[0]?.toFixed(1)})`,
     );
     return result;
@@ -610,9 +645,11 @@ async function e2eRun(options: Options, run: number): Promise<E2eRun> {
     const { projectId, key } = await createBenchProject(bench.database);
     const service = await startService(options, 'all', serviceEnv(bench.url, 0));
     const startedAt = performance.now();
-    await submitAll(service.url as string, key, options.n, options.inFlight);
-    const submittedAt = performance.now();
-    const doneAt = await waitForResults(bench.database, options.n, drainTimeoutMs(options.n));
+    // Watched from the start: the last result may be stored before autocannon reports its end.
+    const stored = waitForResults(bench.database, options.n, drainTimeoutMs(options.n));
+    stored.catch(() => {}); // awaited below, once the submission is done
+    const submittedAt = await submitAll(service.url as string, key, options.n, options.inFlight);
+    const doneAt = await stored;
     await stopService(service);
     await checkAllCompleted(bench.database, options.n);
     const result = {
@@ -644,8 +681,8 @@ async function submitOnlyRun(options: Options): Promise<number> {
     const { key } = await createBenchProject(bench.database);
     const service = await startService(options, 'api', serviceEnv(bench.url, 0));
     const startedAt = performance.now();
-    await submitAll(service.url as string, key, options.n, options.inFlight);
-    const seconds = (performance.now() - startedAt) / 1000;
+    const submittedAt = await submitAll(service.url as string, key, options.n, options.inFlight);
+    const seconds = (submittedAt - startedAt) / 1000;
     await stopService(service);
     return seconds;
   } finally {
@@ -680,6 +717,37 @@ interface RssRun {
   drained: boolean;
   peakSampledMb: number;
   hwmMb: number;
+  /** GET /health answer times while draining. */
+  health: Percentiles;
+}
+
+/**
+ * Asks GET /health, one request at a time, every 200 ms until stopped: how responsive the API of
+ * a process stays while its workers drain a backlog. A request that fails or takes 30 s counts 30 s.
+ */
+function probeHealth(url: string): { stop(): Promise<Percentiles> } {
+  const times: number[] = [];
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      const started = performance.now();
+      try {
+        const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(30_000) });
+        await response.arrayBuffer();
+        times.push(performance.now() - started);
+      } catch {
+        times.push(30_000);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+      return percentiles(times);
+    },
+  };
 }
 
 async function rssRun(options: Options): Promise<RssRun> {
@@ -690,6 +758,7 @@ async function rssRun(options: Options): Promise<RssRun> {
     const insertMs = await insertPending(bench.database, projectId, options.rssN);
     const service = await startService(options, 'all', serviceEnv(bench.url, 0));
     const startedAt = performance.now();
+    const prober = probeHealth(service.url as string);
     let peakSampledMb = 0;
     const sample = () => {
       peakSampledMb = Math.max(peakSampledMb, memoryOf(service.child.pid)?.rssMb ?? 0);
@@ -706,13 +775,15 @@ async function rssRun(options: Options): Promise<RssRun> {
     sample();
     const seconds = (performance.now() - startedAt) / 1000;
     const stored = await resultCount(bench.database);
+    const health = await prober.stop();
     const hwmMb = memoryOf(service.child.pid)?.hwmMb ?? NaN;
     await stopService(service);
-    const result = { insertS: insertMs / 1000, seconds, stored, drained, peakSampledMb, hwmMb };
+    const result = { insertS: insertMs / 1000, seconds, stored, drained, peakSampledMb, hwmMb, health };
     log(
       `rss: ${fmt(stored)} of ${fmt(options.rssN)} results stored in ${seconds.toFixed(1)} s ` +
         `(${drained ? 'drained' : `stopped at the ${options.rssSeconds} s bound`}); peak RSS ${hwmMb.toFixed(0)} MiB ` +
-        `(VmHWM; highest sample ${peakSampledMb.toFixed(0)} MiB); seeded in ${result.insertS.toFixed(1)} s`,
+        `(VmHWM; highest sample ${peakSampledMb.toFixed(0)} MiB); GET /health meanwhile p50 ${ms(health.p50)} ` +
+        `p99 ${ms(health.p99)} max ${ms(health.max)}; seeded in ${result.insertS.toFixed(1)} s`,
     );
     return result;
   } finally {
@@ -735,7 +806,7 @@ function ms(value: number): string {
   return `${Math.round(value)} ms`;
 }
 
-/** "min / median / max" of the runs, for the stability of a figure. */
+/** The (lower) median of the runs, then every run's figure, to show how stable it was. */
 function spread(values: number[], format: (v: number) => string): string {
   const sorted = [...values].sort((a, b) => a - b);
   if (sorted.length === 1) return format(sorted[0] as number);
@@ -769,7 +840,11 @@ function report(options: Options, drains: DrainRun[], e2es: E2eRun[], latencies:
       `    worker CPU time: ${spread(
         drains.map((d) => d.workerCpuS),
         (v) => `${v.toFixed(1)} s`,
-      )}; worker peak RSS: ${spread(
+      )}; written: ${spread(
+        drains.map((d) => d.workerBytesPerCargo / 1024),
+        (v) => `${v.toFixed(1)} KiB a cargo`,
+      )}`,
+      `    worker peak RSS: ${spread(
         drains.map((d) => d.workerHwmMb),
         (v) => `${v.toFixed(0)} MiB`,
       )}`,
@@ -828,6 +903,7 @@ function reportRss(options: Options, rss: RssRun): void {
     `  rss (${fmt(options.rssN)} pending, barge serve --role all, BARGE_MOCK_LATENCY_MS=0, sampled every 250 ms, at most ${options.rssSeconds} s):`,
     `    ${fmt(rss.stored)} results in ${rss.seconds.toFixed(1)} s (${rss.drained ? 'drained' : 'not drained: bounded'}) = ${fmt(rss.stored / rss.seconds)} cargo/s`,
     `    peak RSS (VmHWM): ${rss.hwmMb.toFixed(0)} MiB, highest sample ${rss.peakSampledMb.toFixed(0)} MiB  (goal < ${GOAL_RSS_MB} MB: ${goal(rss.hwmMb * 1.048576 < GOAL_RSS_MB)})`,
+    `    GET /health while draining: p50 ${ms(rss.health.p50)}, p99 ${ms(rss.health.p99)}, max ${ms(rss.health.max)}`,
   );
   process.stdout.write(`${lines.join('\n')}\n\n`);
 }

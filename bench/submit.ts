@@ -40,7 +40,7 @@ const CHILD_TIMEOUT_MS = 15_000;
 /** autocannon's own time limit, past the drain deadline: a safety net that normally never fires. */
 const DRAIN_LIMIT_S = 15;
 
-/** More than this much CPU used by other processes during a run, and the report says so. */
+/** More than this much CPU taken by other processes or the hypervisor during a run, and the report says so. */
 const NOISE_LIMIT_CORES = 0.1;
 
 const CARGO_ID = /"cargo_id":"(crg_[0-9a-z]{26})"/;
@@ -356,19 +356,26 @@ function emptyLoad(): Load {
 
 // ---------------------------------------------------------------------------------------------
 // CPU accounting (Linux /proc). The client and the server share the cores, so where the CPU went
-// explains a result; and anything else running on the machine spoils it, which this makes visible.
+// explains a result; and any other process running on the machine spoils it, which this shows.
 
 interface CpuSplit {
   server: number;
   /** The server's main thread alone: the event loop, the usual bottleneck of a Node server. */
   serverMain: number;
   client: number;
+  /** Every other process: noise, unless it is near zero. */
   other: number;
+  /** Interrupt and softirq time, charged to no process: mostly the loopback traffic itself. */
+  irq: number;
+  /** Time the hypervisor ran something else while this VM wanted the CPU: noise too. */
+  steal: number;
 }
 
 interface CpuSample {
-  /** Busy ticks of the whole machine (USER_HZ, 100 per second on Linux). */
-  machine: number;
+  /** Process (user, nice, system) and interrupt ticks of the whole machine (USER_HZ: 100 a second). */
+  processes: number;
+  irq: number;
+  steal: number;
   server: number;
   serverMain: number;
   /** This process, autocannon included, in microseconds. */
@@ -379,16 +386,25 @@ const TICKS_PER_SECOND = 100;
 
 function cpuSample(serverPid: number): CpuSample | null {
   try {
-    // cpu  user nice system idle iowait irq softirq steal ...: all but idle and iowait are busy.
-    const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).slice(1).map(Number);
-    const machine = fields.reduce((sum, value, i) => (i === 3 || i === 4 ? sum : sum + value), 0);
+    const { processes, irq, steal } = machineTicks();
     const server = processTicks(`/proc/${serverPid}/stat`);
     const serverMain = processTicks(`/proc/${serverPid}/task/${serverPid}/stat`);
     const usage = process.cpuUsage();
-    return { machine, server, serverMain, clientUs: usage.user + usage.system };
+    return { processes, irq, steal, server, serverMain, clientUs: usage.user + usage.system };
   } catch {
     return null;
   }
+}
+
+/** From the first line of /proc/stat: `cpu  user nice system idle iowait irq softirq steal ...`. */
+function machineTicks(): { processes: number; irq: number; steal: number } {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = line
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  return { processes: user + nice + system, irq: irq + softirq, steal };
 }
 
 /** utime + stime of a process or thread: fields 14 and 15, counted after the `(command)` field. */
@@ -404,8 +420,10 @@ function cpuSplit(start: CpuSample | null, end: CpuSample | null, windowMs: numb
   const server = (end.server - start.server) / TICKS_PER_SECOND / seconds;
   const serverMain = (end.serverMain - start.serverMain) / TICKS_PER_SECOND / seconds;
   const client = (end.clientUs - start.clientUs) / 1e6 / seconds;
-  const machine = (end.machine - start.machine) / TICKS_PER_SECOND / seconds;
-  return { server, serverMain, client, other: Math.max(0, machine - server - client) };
+  const processes = (end.processes - start.processes) / TICKS_PER_SECOND / seconds;
+  const irq = (end.irq - start.irq) / TICKS_PER_SECOND / seconds;
+  const steal = (end.steal - start.steal) / TICKS_PER_SECOND / seconds;
+  return { server, serverMain, client, other: Math.max(0, processes - server - client), irq, steal };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -516,7 +534,9 @@ function report(options: Options, service: Load, bare: Load, durability: Durabil
     row('CPU server (cores)', cores(service.cpu?.server), cores(bare.cpu?.server)),
     row('  on main thread', cores(service.cpu?.serverMain), cores(bare.cpu?.serverMain)),
     row('CPU client (cores)', cores(service.cpu?.client), cores(bare.cpu?.client)),
+    row('CPU irq (cores)', cores(service.cpu?.irq), cores(bare.cpu?.irq)),
     row('CPU other (cores)', cores(service.cpu?.other), cores(bare.cpu?.other)),
+    row('CPU steal (cores)', cores(service.cpu?.steal), cores(bare.cpu?.steal)),
     // Less sensitive to other load on the machine than req/s: what one request costs the server.
     row('server µs/request', perRequest(service, 'server'), perRequest(bare, 'server')),
     row('  on main thread', perRequest(service, 'serverMain'), perRequest(bare, 'serverMain')),
@@ -527,10 +547,12 @@ function report(options: Options, service: Load, bare: Load, durability: Durabil
       `${durability.missing} acknowledged ids missing, ${durability.duplicates} duplicated: ${durability.ok ? 'OK' : 'FAILED'}`,
     '',
   ];
-  const noisy = Math.max(service.cpu?.other ?? 0, bare.cpu?.other ?? 0);
+  const noise = (load: Load) => (load.cpu ? load.cpu.other + load.cpu.steal : 0);
+  const noisy = Math.max(noise(service), noise(bare));
   if (noisy > NOISE_LIMIT_CORES) {
     lines.push(
-      `  WARNING: other processes used up to ${noisy.toFixed(2)} cores during a run; the figures are not clean.`,
+      `  WARNING: other processes or the hypervisor (steal) took up to ${noisy.toFixed(2)} cores during a run; ` +
+        'the figures are not clean.',
       '',
     );
   }
@@ -547,13 +569,22 @@ function cores(value: number | undefined): string {
 
 // ---------------------------------------------------------------------------------------------
 
+/** The child runs dist/, so dist/ must be the source as it is now, not an older build. */
+async function build(): Promise<void> {
+  process.stderr.write('building (npm run build)\n');
+  try {
+    await promisify(execFile)('npm', ['run', '--silent', 'build'], { cwd: ROOT, timeout: 120_000 });
+  } catch (err) {
+    // tsc reports on stdout, which the error message leaves out.
+    process.stderr.write(String((err as { stdout?: string }).stdout ?? ''));
+    throw new Error('npm run build failed (or pass --no-build to bench the existing dist/)');
+  }
+}
+
 async function main(): Promise<void> {
   const options = parseOptions();
   installCleanup(options);
-  if (options.build) {
-    process.stderr.write('building (npm run build)\n');
-    await promisify(execFile)('npm', ['run', '--silent', 'build'], { cwd: ROOT, timeout: 120_000 });
-  }
+  if (options.build) await build();
   tempDir = mkdtempSync(join(tmpdir(), 'barge-bench-'));
 
   const service = await benchService(options, tempDir);

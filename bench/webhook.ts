@@ -2,12 +2,15 @@
  * bench:webhook: how fast finished cargo reach their webhook receiver, against the same HTTP
  * client posting the same bodies in a bare loop.
  *
- * - delivery: N cargo with a callback_url are inserted `pending` (the row POST /cargo/load writes),
+ * - pipeline: N cargo with a callback_url are inserted `pending` (the row POST /cargo/load writes),
  *   then `barge serve --role worker` runs them through svc-mock (BARGE_MOCK_LATENCY_MS=0): one
  *   batch, results stored, N webhook deliveries to a loopback receiver that answers 200. The rate
  *   runs from the first attempt's start to the last delivery recorded (deliveries.ended_at); the
  *   latency of each cargo is the receiver's arrival time minus its results.created_at
  *   (p50/p99/max), so it also holds the time the results took to commit.
+ * - stored: the same N cargo, but inserted with their results stored and their deliveries due
+ *   (storeResults, as the collector writes them), before the worker starts: the deliveries alone,
+ *   without the batch work running beside them. Its latencies include the worker's start-up.
  * - bare: the same N bodies (webhookPayloadJson of the stored results) POSTed by a plain loop with
  *   undici `request` over createWebhookAgent (the deliverer's own Agent settings), to the same
  *   receiver, with as many requests in flight as the deliverer may have open to one host
@@ -17,8 +20,8 @@
  * shares its event loop with it. Each run uses a fresh database (a temp SQLite file with the
  * service's durable settings, or a fresh schema with --db postgres://...).
  *
- * Usage: npm run bench:webhook -- [--n 10000] [--runs 2] [--per-host 32] [--db postgres://...]
- *                                 [--cpu-prof DIR]
+ * Usage: npm run bench:webhook -- [--n 10000] [--runs 2] [--only pipeline,stored] [--per-host 32]
+ *                                 [--db postgres://...] [--cpu-prof DIR]
  * Env:   BENCH_WEBHOOK_N, BENCH_WEBHOOK_RUNS, BENCH_DATABASE_URL (flags win).
  * Exit:  1 when a run breaks or a delivery is lost; the goals are reported, not enforced.
  */
@@ -32,12 +35,15 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { request } from 'undici';
 import { createWebhookAgent } from '../src/delivery/webhook/http-client.js';
+import type { ModelInput } from '../src/domain/cargo-request.js';
 import { webhookPayloadJson } from '../src/domain/envelope.js';
 import { newId } from '../src/domain/ids.js';
+import { mockRespond } from '../src/providers/mock/responder.js';
 import { insertCargo, type NewCargo } from '../src/store/cargo.js';
 import { type Database, openDatabase } from '../src/store/database.js';
 import { migrate } from '../src/store/migrate.js';
 import { createProject } from '../src/store/projects.js';
+import { storeResults } from '../src/store/results.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI = join(ROOT, 'src/cli/main.ts');
@@ -49,9 +55,13 @@ const CHILD_TIMEOUT_MS = 30_000;
 const POLL_MS = 100;
 const SEED_CHUNK = 10_000;
 
+type Mode = 'pipeline' | 'stored';
+const MODES: readonly Mode[] = ['pipeline', 'stored'];
+
 interface Options {
   n: number;
   runs: number;
+  only: Mode[];
   perHost: number;
   pgUrl: string | null;
   cpuProfDir: string | null;
@@ -63,6 +73,7 @@ function parseOptions(): Options {
       n: { type: 'string' },
       runs: { type: 'string' },
       'per-host': { type: 'string' },
+      only: { type: 'string' },
       db: { type: 'string' },
       'cpu-prof': { type: 'string' },
     },
@@ -70,7 +81,13 @@ function parseOptions(): Options {
   const env = process.env;
   const pgUrl = values.db ?? env.BENCH_DATABASE_URL ?? null;
   if (pgUrl !== null && !/^postgres(ql)?:\/\//.test(pgUrl)) throw new Error('--db must be a postgres:// URL');
+  const only = (values.only ?? MODES.join(',')).split(',').map((m) => m.trim());
+  for (const mode of only) {
+    if (!(MODES as readonly string[]).includes(mode))
+      throw new Error(`--only takes ${MODES.join(', ')}; got '${mode}'`);
+  }
   return {
+    only: only as Mode[],
     n: bounded('n', values.n ?? env.BENCH_WEBHOOK_N ?? '10000', 1, 200_000),
     runs: bounded('runs', values.runs ?? env.BENCH_WEBHOOK_RUNS ?? '2', 1, 10),
     perHost: bounded('per-host', values['per-host'] ?? '32', 1, 1024),
@@ -104,7 +121,7 @@ function installCleanup(options: Options): void {
     for (const child of children) child.kill('SIGKILL');
     for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
   });
-  const limitMs = options.runs * (4 * CHILD_TIMEOUT_MS + 2 * deliveryTimeoutMs(options.n));
+  const limitMs = options.runs * options.only.length * (4 * CHILD_TIMEOUT_MS + 2 * deliveryTimeoutMs(options.n));
   setTimeout(() => {
     process.stderr.write(`bench:webhook: time limit of ${Math.round(limitMs / 1000)} s exceeded\n`);
     process.exit(1);
@@ -262,13 +279,37 @@ function pendingRow(projectId: string, callbackUrl: string, now: number): NewCar
   };
 }
 
-async function seed(database: Database, callbackUrl: string, n: number): Promise<void> {
+/**
+ * pipeline: N cargo `pending`, for the worker's batcher. stored: N cargo with their results stored
+ * and their deliveries due (storeResults, as the collector does, svc-mock's answers, 2,000 a
+ * transaction), so the worker has only the deliveries to do.
+ */
+async function seed(database: Database, callbackUrl: string, n: number, mode: Mode): Promise<void> {
   const project = await createProject(database.db, 'bench', Date.now());
   if (project === 'slug_taken') throw new Error('fresh database already has a bench project');
   for (let done = 0; done < n; done += SEED_CHUNK) {
     const now = Date.now();
     const rows = Array.from({ length: Math.min(SEED_CHUNK, n - done) }, () => pendingRow(project.id, callbackUrl, now));
+    if (mode === 'stored') for (const row of rows) row.status = 'processing';
     await insertCargo(database.db, rows);
+    if (mode === 'pipeline') continue;
+    const input = (JSON.parse(REQUEST_JSON) as { requests: { modelInput: ModelInput }[] }).requests[0]?.modelInput;
+    const outcome = mockRespond('svc-mock', input as ModelInput);
+    if (!outcome.success) throw new Error('svc-mock failed the bench request');
+    const response = JSON.stringify(outcome.response);
+    for (let i = 0; i < rows.length; i += 2000) {
+      const results = rows.slice(i, i + 2000).map((row) => ({
+        cargoId: row.id,
+        success: true,
+        response,
+        errorMessage: null,
+        resultTtlSeconds: row.result_ttl_seconds as number,
+        isRecords: false,
+        nextStatus: 'callback_pending' as const,
+        channels: ['webhook' as const],
+      }));
+      await storeResults(database.db, results, Date.now());
+    }
   }
 }
 
@@ -364,10 +405,10 @@ interface Run {
   bareRate: number;
 }
 
-async function run(options: Options, receiver: Receiver, index: number): Promise<Run> {
+async function run(options: Options, receiver: Receiver, index: number, mode: Mode): Promise<Run> {
   const bench = await freshDatabase(options);
   try {
-    await seed(bench.database, receiver.url, options.n);
+    await seed(bench.database, receiver.url, options.n, mode);
     await receiver.take();
     const profile = options.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`] : [];
     const worker = await startWorker(workerEnv(options, bench.url), profile);
@@ -427,8 +468,9 @@ async function run(options: Options, receiver: Receiver, index: number): Promise
       bareRate: options.n / bareSeconds,
     };
     log(
-      `run #${index}: delivered ${fmt(options.n)} in ${deliverySeconds.toFixed(2)} s = ${fmt(result.deliveryRate)}/s ` +
-        `(stored → received: first ${ms(latency.min)}, p50 ${ms(latency.p50)}, p99 ${ms(latency.p99)}, max ${ms(latency.max)}); ` +
+      `${mode} #${index}: delivered ${fmt(options.n)} in ${deliverySeconds.toFixed(2)} s = ${fmt(result.deliveryRate)}/s ` +
+        `(stored → received: first ${ms(latency.min)}, p50 ${ms(latency.p50)}, p99 ${ms(latency.p99)}, max ${ms(latency.max)}` +
+        `${mode === 'stored' ? ', with the worker start-up' : ''}); ` +
         `bare loop ${bareSeconds.toFixed(2)} s = ${fmt(result.bareRate)}/s; ratio ${(result.deliveryRate / result.bareRate).toFixed(2)}`,
     );
     return result;
@@ -485,37 +527,50 @@ function spread(values: number[], format: (v: number) => string): string {
   return `${format(median(values))} (runs: ${values.map(format).join(', ')})`;
 }
 
-function report(options: Options, runs: Run[]): void {
-  const ratios = runs.map((r) => r.deliveryRate / r.bareRate);
-  const p99 = median(runs.map((r) => r.latency.p99));
+function report(options: Options, runs: Map<Mode, Run[]>): void {
   const lines = [
     '',
     `bench:webhook  ${new Date().toISOString()}`,
     `  machine: ${cpus().length} cores (${cpus()[0]?.model.trim()}), ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}`,
     `  database: ${options.pgUrl ? 'PostgreSQL (fresh schema a run)' : 'SQLite temp file (WAL, synchronous=FULL)'}; ` +
       `${fmt(options.n)} svc-mock cargo with a callback_url, barge serve --role worker, ${options.perHost} per host`,
-    `  delivery (first attempt → last delivery recorded): ${spread(
-      runs.map((r) => r.deliveryRate),
-      (v) => `${fmt(v)}/s`,
-    )}`,
-    `  latency (result stored → receiver got it): p50 ${spread(
-      runs.map((r) => r.latency.p50),
-      ms,
-    )}, p99 ${spread(
-      runs.map((r) => r.latency.p99),
-      ms,
-    )}, max ${spread(
-      runs.map((r) => r.latency.max),
-      ms,
-    )}  (goal p99 <= ${ms(GOAL_P99_MS)}: ${p99 <= GOAL_P99_MS ? 'met' : 'NOT met'})`,
-    `  bare loop (undici request, same Agent settings, ${options.perHost} in flight): ${spread(
-      runs.map((r) => r.bareRate),
-      (v) => `${fmt(v)}/s`,
-    )}`,
-    `  ratio delivery / bare: ${spread(ratios, (v) => v.toFixed(2))}  (goal >= ${GOAL_RATIO}: ${
-      median(ratios) >= GOAL_RATIO ? 'met' : 'NOT met'
-    })`,
   ];
+  for (const [mode, list] of runs) {
+    const ratios = list.map((r) => r.deliveryRate / r.bareRate);
+    const p99 = median(list.map((r) => r.latency.p99));
+    lines.push(
+      mode === 'pipeline'
+        ? '  pipeline (pending cargo → svc-mock batch → results → webhooks):'
+        : '  stored (results stored and deliveries due before the worker starts: the deliveries alone):',
+      `    delivery (first attempt → last delivery recorded): ${spread(
+        list.map((r) => r.deliveryRate),
+        (v) => `${fmt(v)}/s`,
+      )}`,
+    );
+    if (mode === 'pipeline') {
+      lines.push(
+        `    latency (result stored → receiver got it): p50 ${spread(
+          list.map((r) => r.latency.p50),
+          ms,
+        )}, p99 ${spread(
+          list.map((r) => r.latency.p99),
+          ms,
+        )}, max ${spread(
+          list.map((r) => r.latency.max),
+          ms,
+        )}  (goal p99 <= ${ms(GOAL_P99_MS)}: ${p99 <= GOAL_P99_MS ? 'met' : 'NOT met'})`,
+      );
+    }
+    lines.push(
+      `    bare loop (undici request, same Agent settings, ${options.perHost} in flight): ${spread(
+        list.map((r) => r.bareRate),
+        (v) => `${fmt(v)}/s`,
+      )}`,
+      `    ratio delivery / bare: ${spread(ratios, (v) => v.toFixed(2))}  (goal >= ${GOAL_RATIO}: ${
+        median(ratios) >= GOAL_RATIO ? 'met' : 'NOT met'
+      })`,
+    );
+  }
   process.stdout.write(`${lines.join('\n')}\n\n`);
 }
 
@@ -531,8 +586,10 @@ async function main(): Promise<void> {
       options.perHost,
     );
     await receiver.take();
-    const runs: Run[] = [];
-    for (let i = 1; i <= options.runs; i++) runs.push(await run(options, receiver, i));
+    const runs = new Map<Mode, Run[]>(options.only.map((mode) => [mode, []]));
+    for (let i = 1; i <= options.runs; i++) {
+      for (const mode of options.only) runs.get(mode)?.push(await run(options, receiver, i, mode));
+    }
     report(options, runs);
   } finally {
     receiver.close();

@@ -16,7 +16,10 @@ test('concurrent writes share one commit, and each resolves only after it', asyn
   const writes = Array.from({ length: 20 }, (_, i) => writer.write(i).then(() => committed));
   assert.deepEqual(await Promise.all(writes), Array(20).fill(true));
   assert.equal(commits.length, 1);
-  assert.deepEqual(commits[0], Array.from({ length: 20 }, (_, i) => i));
+  assert.deepEqual(
+    commits[0],
+    Array.from({ length: 20 }, (_, i) => i),
+  );
   await writer.close();
 });
 
