@@ -1,16 +1,8 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
+import { chunks } from './chunks.js';
 import type { Database } from './database.js';
 import type { BatchesTable, BatchStatus, Schema } from './schema.js';
 import { type SqliteWriteWorker, type Statement, writeWorkerOf } from './sqlite-write-worker.js';
-
-// Id lists go into `in (...)` in chunks far below SQLite's 32,766 bound parameters.
-export const ID_CHUNK = 1000;
-
-export function chunks<T>(items: T[], size = ID_CHUNK): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-}
 
 export interface PendingGroup {
   provider: string;
@@ -259,16 +251,6 @@ export async function nextBatchCheckAt(db: Kysely<Schema>): Promise<number | nul
   return row?.at == null ? null : Number(row.at);
 }
 
-/**
- * Runs a one-statement write in an explicit transaction. On a SQLite file the transaction waits
- * its turn behind the write worker's commits (sqlite-write-worker.ts) asynchronously; a bare
- * statement would wait in SQLite's busy handler, which blocks the event loop meanwhile. For the
- * writes the pipeline makes once or more per batch.
- */
-function inTurn<T>(db: Kysely<Schema>, write: (tx: Kysely<Schema>) => Promise<T>): Promise<T> {
-  return db.transaction().execute(write);
-}
-
 /** Extends a lease the worker still holds; false if it was lost. */
 export async function extendLease(
   db: Kysely<Schema>,
@@ -276,14 +258,12 @@ export async function extendLease(
   workerId: string,
   until: number,
 ): Promise<boolean> {
-  const result = await inTurn(db, (tx) =>
-    tx
-      .updateTable('batches')
-      .set({ locked_until: until })
-      .where('id', '=', batchId)
-      .where('locked_by', '=', workerId)
-      .executeTakeFirst(),
-  );
+  const result = await db
+    .updateTable('batches')
+    .set({ locked_until: until })
+    .where('id', '=', batchId)
+    .where('locked_by', '=', workerId)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
 
@@ -397,21 +377,19 @@ export async function rescheduleBatch(
   db: Kysely<Schema>,
   input: { batchId: string; workerId: string; nextCheckAt: number; now: number; error?: string; polled?: boolean },
 ): Promise<void> {
-  await inTurn(db, (tx) =>
-    tx
-      .updateTable('batches')
-      .set((eb) => ({
-        next_check_at: input.nextCheckAt,
-        locked_by: null,
-        locked_until: null,
-        updated_at: input.now,
-        ...(input.error === undefined ? {} : { last_error: input.error, attempts: eb('attempts', '+', 1) }),
-        ...(input.polled ? { poll_count: eb('poll_count', '+', 1) } : {}),
-      }))
-      .where('id', '=', input.batchId)
-      .where('locked_by', '=', input.workerId)
-      .execute(),
-  );
+  await db
+    .updateTable('batches')
+    .set((eb) => ({
+      next_check_at: input.nextCheckAt,
+      locked_by: null,
+      locked_until: null,
+      updated_at: input.now,
+      ...(input.error === undefined ? {} : { last_error: input.error, attempts: eb('attempts', '+', 1) }),
+      ...(input.polled ? { poll_count: eb('poll_count', '+', 1) } : {}),
+    }))
+    .where('id', '=', input.batchId)
+    .where('locked_by', '=', input.workerId)
+    .execute();
 }
 
 export async function markBatchCanceled(
@@ -430,21 +408,19 @@ export async function markBatchEnded(
   db: Kysely<Schema>,
   input: { batchId: string; workerId: string; reason: string; now: number },
 ): Promise<void> {
-  await inTurn(db, (tx) =>
-    tx
-      .updateTable('batches')
-      .set({
-        status: 'ended',
-        end_reason: input.reason,
-        ended_at: input.now,
-        locked_by: null,
-        locked_until: null,
-        updated_at: input.now,
-      })
-      .where('id', '=', input.batchId)
-      .where('locked_by', '=', input.workerId)
-      .execute(),
-  );
+  await db
+    .updateTable('batches')
+    .set({
+      status: 'ended',
+      end_reason: input.reason,
+      ended_at: input.now,
+      locked_by: null,
+      locked_until: null,
+      updated_at: input.now,
+    })
+    .where('id', '=', input.batchId)
+    .where('locked_by', '=', input.workerId)
+    .execute();
 }
 
 /** Gives up every lease a worker holds (graceful shutdown): others may take the batches at once. */

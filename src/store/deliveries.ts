@@ -1,7 +1,7 @@
 import { type Insertable, type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import { newId } from '../domain/ids.js';
 import type { CargoStatus } from '../domain/statuses.js';
-import { chunks } from './batches.js';
+import { chunks } from './chunks.js';
 import type { Database } from './database.js';
 import type { DeliveriesTable, DeliveryAttemptsTable, DeliveryChannelName, Schema } from './schema.js';
 import { type SqliteWriteWorker, type Statement, writeWorkerOf } from './sqlite-write-worker.js';

@@ -1,6 +1,6 @@
 import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { CargoStatus } from '../domain/statuses.js';
-import { chunks } from './batches.js';
+import { chunks } from './chunks.js';
 import { type DeliveryRequest, insertDeliveries, newDeliveryRows } from './deliveries.js';
 import type { DeliveryChannelName, Schema } from './schema.js';
 import { insertStatements, type Statement, writeWorkerOf } from './sqlite-write-worker.js';

@@ -25,9 +25,10 @@ export interface Statement {
  *
  * Two writers on one file need one rule: a deferred transaction on the main connection that has
  * read cannot write once another connection has committed (SQLITE_BUSY_SNAPSHOT, which
- * busy_timeout does not retry). So the worker's commits and the main connection's transactions
- * take turns through one in-process lock (`lock`, used by `coordinatedSqliteDialect`), waiting
- * asynchronously instead of blocking the event loop in SQLite's busy handler.
+ * busy_timeout does not retry), and a bare statement that meets a commit in progress waits in
+ * SQLite's busy handler, which blocks the event loop. So the worker's commits and every use of the
+ * main connection, statement or transaction, take turns through one in-process lock (`lock`, used
+ * by `coordinatedSqliteDialect`), waiting asynchronously.
  *
  * The worker is started on the first write, so CLI commands that never write cargo never pay for it.
  */
@@ -186,6 +187,10 @@ export function coordinatedSqliteDialect(config: SqliteDialectConfig, writer: Sq
   })(config);
 }
 
+/**
+ * Holds the write worker's lock from acquiring the main connection to releasing it: Kysely acquires
+ * it once per statement, and once for a whole transaction, so both take their turn the same way.
+ */
 class LockingDriver implements Driver {
   private readonly unlocks = new WeakMap<DatabaseConnection, () => void>();
 
@@ -198,35 +203,28 @@ class LockingDriver implements Driver {
     return this.inner.init();
   }
 
-  acquireConnection(): Promise<DatabaseConnection> {
-    return this.inner.acquireConnection();
-  }
-
-  async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+  async acquireConnection(): Promise<DatabaseConnection> {
     const unlock = await this.writer.lock();
     try {
-      await this.inner.beginTransaction(connection, settings);
+      const connection = await this.inner.acquireConnection();
+      this.unlocks.set(connection, unlock);
+      return connection;
     } catch (err) {
       unlock();
       throw err;
     }
-    this.unlocks.set(connection, unlock);
   }
 
-  async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    try {
-      await this.inner.commitTransaction(connection);
-    } finally {
-      this.release(connection);
-    }
+  beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    return this.inner.beginTransaction(connection, settings);
   }
 
-  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    try {
-      await this.inner.rollbackTransaction(connection);
-    } finally {
-      this.release(connection);
-    }
+  commitTransaction(connection: DatabaseConnection): Promise<void> {
+    return this.inner.commitTransaction(connection);
+  }
+
+  rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    return this.inner.rollbackTransaction(connection);
   }
 
   async savepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
@@ -249,17 +247,17 @@ class LockingDriver implements Driver {
     await this.inner.releaseSavepoint?.(connection, name, compile);
   }
 
-  releaseConnection(connection: DatabaseConnection): Promise<void> {
-    return this.inner.releaseConnection(connection);
+  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    try {
+      await this.inner.releaseConnection(connection);
+    } finally {
+      this.unlocks.get(connection)?.();
+      this.unlocks.delete(connection);
+    }
   }
 
   destroy(): Promise<void> {
     return this.inner.destroy();
-  }
-
-  private release(connection: DatabaseConnection): void {
-    this.unlocks.get(connection)?.();
-    this.unlocks.delete(connection);
   }
 }
 

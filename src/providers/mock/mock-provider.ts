@@ -69,9 +69,8 @@ export class MockProvider implements Provider {
       ends_at: now + this.options.latencyMs,
       canceled_at: null,
     };
-    // In a transaction: on a SQLite file it then waits for the write worker's commits without
-    // blocking the event loop (see inTurn in store/batches.ts), and the job of a batch submitted
-    // twice is read back in the same snapshot it was (not) inserted in.
+    // In a transaction, so the job of a batch submitted twice is read back in the same snapshot it
+    // was (not) inserted in.
     const jobId = await this.db.transaction().execute((tx) => insertMockJob(tx, job));
     if (now >= this.nextCleanupAt) {
       this.nextCleanupAt = now + CLEANUP_EVERY_MS;
