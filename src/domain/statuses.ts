@@ -46,10 +46,6 @@ export function hasResult(status: CargoStatus): boolean {
   return !UNFINISHED.has(status);
 }
 
-export function isCargoStatus(value: string): value is CargoStatus {
-  return Object.hasOwn(DESCRIPTIONS, value);
-}
-
 /** Where a cargo goes when its result is stored: delivering it, if it asked for a delivery. */
 export function statusAfterResult(success: boolean, deliveries: number): CargoStatus {
   if (deliveries > 0) return 'callback_pending';

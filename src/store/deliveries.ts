@@ -516,15 +516,6 @@ export async function deliverySummaries(db: Kysely<Schema>, cargoId: string): Pr
   }));
 }
 
-export async function attemptsOf(db: Kysely<Schema>, deliveryId: string) {
-  return db
-    .selectFrom('delivery_attempts')
-    .selectAll()
-    .where('delivery_id', '=', deliveryId)
-    .orderBy('attempt')
-    .execute();
-}
-
 /**
  * Schedules a fresh delivery on every channel the cargo asked for (admin redeliver). Refused while
  * the cargo has no result, once the result is purged, or when it asked for no delivery.
