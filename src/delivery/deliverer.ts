@@ -35,8 +35,11 @@ export interface DelivererDeps {
   log: Logger;
   channels: ReadonlyMap<string, DeliveryChannel>;
   settings: DelivererSettings;
-  /** Called when the scheduler has room to claim more, so the loop runs a step. */
-  onSlotFree: () => void;
+  /**
+   * Makes the loop run a step soon: the scheduler has room to claim more, or a retry was recorded
+   * (the loop's planned sleep was computed before that retry existed).
+   */
+  wake: () => void;
 }
 
 /**
@@ -243,7 +246,7 @@ export class Deliverer {
           this.unchanged = false;
           if (this.roomExhausted) {
             this.roomExhausted = false;
-            this.deps.onSlotFree();
+            this.deps.wake();
           }
         }),
     );
@@ -269,7 +272,7 @@ export class Deliverer {
     }
     if (host.open.length === 0 && host.waiting.length === 0) this.hosts.delete(key);
     // Top the host up once half of what was leased ahead has started (or it has nothing waiting).
-    if (host.waiting.length <= this.refillBelow()) this.deps.onSlotFree();
+    if (host.waiting.length <= this.refillBelow()) this.deps.wake();
   }
 
   private async attempt(channel: DeliveryChannel, key: string, item: DueDelivery): Promise<void> {
@@ -316,6 +319,12 @@ export class Deliverer {
         response_excerpt: outcome.responseExcerpt,
       },
     });
+    if (verdict.kind === 'retry') {
+      // Only now is the retry's due time in the database: a step that ran before this commit (a
+      // freed slot wakes one at once) planned its sleep without it.
+      this.unchanged = false;
+      this.deps.wake();
+    }
     if (outcome.kind === 'failed') {
       this.deps.log.warn(
         {

@@ -111,7 +111,7 @@ export class PipelineWorker {
       ...ctx,
       channels: options.delivery.channels,
       settings: options.delivery.settings,
-      onSlotFree: () => this.deliveries.wake(),
+      wake: () => this.deliveries.wake(),
     });
     this.deliveries = new Loop('deliveries', () => this.deliverer.step(), ctx, options.idleMaxMs);
     this.purger = new Loop('purger', () => this.purge(), ctx, Math.max(options.idleMaxMs, 60_000));

@@ -1,0 +1,118 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { createProjectWithKey, mockBody } from '../helpers/app.js';
+import { backends, type TestDatabase } from '../helpers/backends.js';
+import { startReceiver } from '../helpers/receiver.js';
+import { assertBuildIsFresh, BargeProcess, freePort, waitFor } from '../helpers/serve.js';
+
+/**
+ * Retry timing with real time, against a real `barge serve` child: with 200 ms retry delays and a
+ * receiver that always answers 500, every retry must start within a second of its due time, and
+ * the cargo must reach callback_failed right after the last one, on each database and after a
+ * restart in the middle of the schedule. Nothing else happens in the process to wake the worker.
+ */
+
+const DELAYS = [200, 200, 200, 200, 200];
+
+for (const backend of await backends()) {
+  describe(`webhook retries on time on ${backend.name}`, () => {
+    let db: TestDatabase;
+    const children: BargeProcess[] = [];
+
+    before(async () => {
+      assertBuildIsFresh();
+      db = await backend.create();
+    });
+    after(async () => {
+      for (const child of children) if (child.alive) await child.stop('SIGKILL');
+      await db.drop();
+    });
+
+    async function serve(): Promise<{ child: BargeProcess; url: string }> {
+      const port = await freePort();
+      const child = new BargeProcess(['serve', '--role', 'all', '--json'], {
+        BARGE_DATABASE_URL: db.url,
+        BARGE_ENV: 'production',
+        BARGE_ALLOW_PRIVATE_CALLBACKS: 'true',
+        BARGE_LOG_LEVEL: 'warn',
+        BARGE_MOCK_LATENCY_MS: '0',
+        BARGE_BATCH_MAX_WAIT_MS: '0',
+        BARGE_WEBHOOK_RETRY_DELAYS_MS: DELAYS.join(','),
+        PORT: String(port),
+        HOST: '127.0.0.1',
+      });
+      children.push(child);
+      const started = await child.started();
+      return { child, url: started.url as string };
+    }
+
+    async function load(url: string, key: string, callbackUrl: string): Promise<string> {
+      const res = await fetch(`${url}/cargo/load`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/json' },
+        body: JSON.stringify(mockBody('retry timing', { callback_url: callbackUrl })),
+      });
+      const text = await res.text();
+      assert.equal(res.status, 200, text);
+      return (JSON.parse(text) as { cargo_id: string }).cargo_id;
+    }
+
+    const tracking = async (url: string, key: string, cargoId: string) =>
+      (await (await fetch(`${url}/cargo/${cargoId}/tracking`, { headers: { 'x-api-key': key } })).json()) as {
+        status: string;
+      };
+
+    test('6 POSTs, each retry within 1 s of its due time, then callback_failed', async () => {
+      const receiver = await startReceiver((_r, _i, res) => res.writeHead(500).end('no'));
+      const { child, url } = await serve();
+      try {
+        const { key } = await createProjectWithKey(db.database);
+        const cargoId = await load(url, key, `${receiver.url}/hook`);
+        await waitFor('6 POSTs', () => receiver.received.length, (n) => n >= 6, { timeoutMs: 15_000 });
+        const at = receiver.received.map((r) => r.at);
+        for (let i = 1; i < at.length; i++) {
+          const gap = (at[i] as number) - (at[i - 1] as number);
+          assert.ok(gap >= 150 && gap < 1000, `retry ${i} came ${gap} ms after attempt ${i}: ${JSON.stringify(at)}`);
+        }
+        const settled = await waitFor(
+          'callback_failed',
+          () => tracking(url, key, cargoId),
+          (t) => t.status === 'callback_failed',
+          { timeoutMs: 2000, intervalMs: 20 },
+        );
+        assert.equal(settled.status, 'callback_failed');
+        assert.equal(receiver.received.length, 6);
+      } finally {
+        await child.stop('SIGTERM');
+        await receiver.close();
+      }
+    });
+
+    test('a retry due while the process was down starts within 1 s of the restart', async () => {
+      const receiver = await startReceiver((_r, _i, res) => res.writeHead(500).end('no'));
+      let first = await serve();
+      try {
+        const { key } = await createProjectWithKey(db.database);
+        await load(first.url, key, `${receiver.url}/hook`);
+        await waitFor('2 POSTs', () => receiver.received.length, (n) => n >= 2, { timeoutMs: 15_000 });
+        // Killed between attempts: the third is due 200 ms after the second started.
+        await first.child.stop('SIGKILL');
+        const seen = receiver.received.length;
+        first = await serve();
+        const ready = Date.now();
+        await waitFor('the next POST', () => receiver.received.length, (n) => n > seen, { timeoutMs: 5000 });
+        const next = receiver.received[seen]?.at as number;
+        assert.ok(next - ready < 1000, `the first retry after the restart came ${next - ready} ms after it`);
+        await waitFor('6 POSTs', () => receiver.received.length, (n) => n >= 6, { timeoutMs: 10_000 });
+        const at = receiver.received.slice(seen).map((r) => r.at);
+        for (let i = 1; i < at.length; i++) {
+          const gap = (at[i] as number) - (at[i - 1] as number);
+          assert.ok(gap < 1000, `retry came ${gap} ms after the previous attempt: ${JSON.stringify(at)}`);
+        }
+      } finally {
+        await first.child.stop('SIGTERM');
+        await receiver.close();
+      }
+    });
+  });
+}
