@@ -29,7 +29,7 @@ export function connectionJson(c: Connection, projectSlug: string) {
     external_id: c.externalId,
     endpoint_url: c.endpointUrl,
     region: c.region,
-    allowed_buckets: c.allowedBuckets,
+    allowed_targets: c.allowedTargets,
     status: c.status,
     last_failure_reason: c.lastFailureReason,
     last_failed_at: maybeIso(c.lastFailedAt),
@@ -47,7 +47,7 @@ function connectionText(c: Connection, projectSlug: string): string {
       : `  role:          ${c.roleArn}`,
     `  external id:   ${c.externalId}`,
     ...(c.region ? [`  region:        ${c.region}`] : []),
-    `  allowed:       ${c.allowedBuckets ? c.allowedBuckets.join(', ') : 'any bucket'}`,
+    `  allowed:       ${c.allowedTargets ? c.allowedTargets.join(', ') : 'any bucket'}`,
     `  status:        ${c.status}`,
   ];
   if (c.lastFailedAt !== null) {
@@ -147,7 +147,7 @@ export function registerConnectionCommands(program: Command, run: CommandContext
         if (opts.region !== undefined && !/^[a-z0-9]+(-[a-z0-9]+)*$/.test(opts.region)) {
           throw new CliError(`invalid --region '${opts.region}'`);
         }
-        const allowedBuckets = parseBuckets(opts.allow);
+        const allowedTargets = parseBuckets(opts.allow);
         const endpointUrl = opts.endpoint === undefined ? null : parseEndpoint(opts.endpoint);
         const project = await findProjectBySlug(db, slug);
         if (!project) throw new CliError(`no project '${slug}'`);
@@ -178,7 +178,7 @@ export function registerConnectionCommands(program: Command, run: CommandContext
           projectId: project.id,
           roleArn: opts.roleArn ?? null,
           externalId: newExternalId(),
-          allowedBuckets,
+          allowedTargets,
           endpointUrl,
           region: opts.region ?? null,
           sealedCredentials,
@@ -210,7 +210,7 @@ export function registerConnectionCommands(program: Command, run: CommandContext
               c.id,
               c.roleArn ?? `static${c.endpointUrl ? ` @ ${c.endpointUrl}` : ''}`,
               c.status,
-              c.allowedBuckets ? c.allowedBuckets.join(',') : 'any',
+              c.allowedTargets ? c.allowedTargets.join(',') : 'any',
               isoTime(c.createdAt),
             ]),
           ),
@@ -262,7 +262,7 @@ export function registerConnectionCommands(program: Command, run: CommandContext
         const found = await findConnectionWithProject(database.db, connectionId);
         if (!found) throw new CliError(`no connection '${connectionId}'`);
         const { connection: conn } = found;
-        if (conn.allowedBuckets && !conn.allowedBuckets.includes(bucketArn(parsed.bucket))) {
+        if (conn.allowedTargets && !conn.allowedTargets.includes(bucketArn(parsed.bucket))) {
           throw new CliError(`bucket '${opts.bucket}' is not on the allow-list of ${conn.id}`);
         }
         // Loaded here, not at the top: the AWS SDK would slow every other admin command down.

@@ -3,6 +3,7 @@ import { hashApiKey, isWellFormedApiKey } from '../domain/api-keys.js';
 import type { Clock } from '../domain/clock.js';
 import { errors } from '../domain/errors.js';
 import { findKeyCredentials, type KeyCredentials, touchApiKeys } from '../store/api-keys.js';
+import { readAuthChanges } from '../store/auth-changes.js';
 import type { Schema } from '../store/schema.js';
 
 export interface AuthContext {
@@ -18,6 +19,8 @@ export interface AuthenticatorOptions {
   cacheMaxEntries?: number;
   /** `last_used_at` is written at most this often per key, so reads don't become writes. */
   touchIntervalMs?: number;
+  /** How often, at most, the change counter is read to learn that cached keys are stale. */
+  changeCheckMs?: number;
   onTouchError?: (err: unknown) => void;
 }
 
@@ -25,12 +28,26 @@ export interface AuthenticatorOptions {
  * Checks X-API-Key in the order of the interface document (section 5) and decisions.md: header
  * missing, format, lookup (unknown or deactivated), expiry, project inactive. The cache is keyed by
  * the key's SHA-256, never the key itself, and is bounded.
+ *
+ * Revocation is immediate, in every process: a key or project change bumps a counter in the same
+ * transaction (store/auth-changes.ts), and this reads the counter at most every `changeCheckMs`
+ * (200 ms) while requests come in, dropping the whole cache when it moved. One tiny read a few
+ * times a second instead of one per request; it also works when the change comes from the CLI in
+ * another process, on SQLite and PostgreSQL alike, and cannot miss a change the way a dropped
+ * LISTEN connection would. Expiry needs no invalidation: it is checked on every request.
  */
 export class Authenticator {
   private readonly cache = new Map<string, { credentials: KeyCredentials | null; fetchedAt: number }>();
   private readonly lastTouched = new Map<string, number>();
   private readonly maxEntries: number;
   private readonly touchIntervalMs: number;
+  private readonly changeCheckMs: number;
+  /** The counter value the cache is valid for, and when (performance.now()) it was last read. */
+  private seenChanges: number | null = null;
+  private changesReadAt = Number.NEGATIVE_INFINITY;
+  private changesRead: Promise<void> | null = null;
+  /** Moves on every cache drop: a lookup that began before one must not refill the cache. */
+  private generation = 0;
 
   constructor(
     private readonly db: Kysely<Schema>,
@@ -39,6 +56,7 @@ export class Authenticator {
   ) {
     this.maxEntries = options.cacheMaxEntries ?? 10_000;
     this.touchIntervalMs = options.touchIntervalMs ?? 60_000;
+    this.changeCheckMs = options.changeCheckMs ?? 200;
   }
 
   async authenticate(header: string | string[] | undefined): Promise<AuthContext> {
@@ -62,10 +80,12 @@ export class Authenticator {
   }
 
   private async lookup(hash: string, now: number): Promise<KeyCredentials | null> {
+    if (this.options.cacheTtlMs > 0) await this.dropCacheIfChanged();
     const cached = this.cache.get(hash);
     if (cached && now - cached.fetchedAt < this.options.cacheTtlMs) return cached.credentials;
+    const generation = this.generation;
     const credentials = (await findKeyCredentials(this.db, hash)) ?? null;
-    if (this.options.cacheTtlMs > 0) {
+    if (this.options.cacheTtlMs > 0 && generation === this.generation) {
       this.cache.delete(hash);
       if (this.cache.size >= this.maxEntries) {
         // Maps iterate in insertion order: the first entry is the oldest.
@@ -75,6 +95,24 @@ export class Authenticator {
       this.cache.set(hash, { credentials, fetchedAt: now });
     }
     return credentials;
+  }
+
+  /** Reads the change counter (at most every changeCheckMs) and drops the cache if it moved. */
+  private async dropCacheIfChanged(): Promise<void> {
+    if (performance.now() - this.changesReadAt < this.changeCheckMs) return;
+    this.changesRead ??= readAuthChanges(this.db)
+      .then((value) => {
+        if (value !== this.seenChanges) {
+          this.cache.clear();
+          this.generation++;
+          this.seenChanges = value;
+        }
+        this.changesReadAt = performance.now();
+      })
+      .finally(() => {
+        this.changesRead = null;
+      });
+    await this.changesRead;
   }
 
   private touch(keyId: string, now: number): void {

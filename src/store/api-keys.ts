@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { apiKeyPrefix, generateApiKey, hashApiKey } from '../domain/api-keys.js';
 import { newId } from '../domain/ids.js';
+import { bumpAuthChanges } from './auth-changes.js';
 import type { ApiKeysTable, Schema } from './schema.js';
 
 export interface ApiKey {
@@ -44,7 +45,11 @@ export async function createApiKey(
     last_used_at: null,
     created_at: input.now,
   };
-  await db.insertInto('api_keys').values(row).execute();
+  await db.transaction().execute(async (tx) => {
+    await tx.insertInto('api_keys').values(row).execute();
+    // A process may have cached this hash as unknown.
+    await bumpAuthChanges(tx);
+  });
   return { apiKey: toApiKey(row), key };
 }
 
@@ -58,14 +63,18 @@ export async function listApiKeys(db: Kysely<Schema>, projectId: string): Promis
   return rows.map(toApiKey);
 }
 
+/** Every API process refuses the key from its next request on (the change counter moves with it). */
 export async function deactivateApiKey(db: Kysely<Schema>, keyId: string): Promise<ApiKey | undefined> {
-  const row = await db
-    .updateTable('api_keys')
-    .set({ is_active: 0 })
-    .where('id', '=', keyId)
-    .returningAll()
-    .executeTakeFirst();
-  return row && toApiKey(row);
+  return db.transaction().execute(async (tx) => {
+    const row = await tx
+      .updateTable('api_keys')
+      .set({ is_active: 0 })
+      .where('id', '=', keyId)
+      .returningAll()
+      .executeTakeFirst();
+    if (row) await bumpAuthChanges(tx);
+    return row && toApiKey(row);
+  });
 }
 
 /** What authentication needs to know about a key, found by the SHA-256 of the presented key. */

@@ -10,7 +10,7 @@ export interface Connection {
   roleArn: string | null;
   externalId: string;
   /** Bucket ARNs deliveries may target; null allows any. */
-  allowedBuckets: string[] | null;
+  allowedTargets: string[] | null;
   endpointUrl: string | null;
   region: string | null;
   /** Sealed static credentials; opened only where a request is signed with them. */
@@ -29,7 +29,7 @@ function toConnection(row: ConnectionRow): Connection {
     projectId: row.project_id,
     roleArn: row.role_arn,
     externalId: row.external_id,
-    allowedBuckets: row.allowed_buckets === null ? null : (JSON.parse(row.allowed_buckets) as string[]),
+    allowedTargets: row.allowed_targets === null ? null : (JSON.parse(row.allowed_targets) as string[]),
     endpointUrl: row.endpoint_url,
     region: row.region,
     sealedCredentials: row.sealed_credentials,
@@ -47,7 +47,7 @@ export interface NewConnection {
   projectId: string;
   roleArn: string | null;
   externalId: string;
-  allowedBuckets: string[] | null;
+  allowedTargets: string[] | null;
   endpointUrl: string | null;
   region: string | null;
   sealedCredentials: string | null;
@@ -62,7 +62,7 @@ export async function insertConnection(db: Kysely<Schema>, input: NewConnection)
       project_id: input.projectId,
       role_arn: input.roleArn,
       external_id: input.externalId,
-      allowed_buckets: input.allowedBuckets === null ? null : JSON.stringify(input.allowedBuckets),
+      allowed_targets: input.allowedTargets === null ? null : JSON.stringify(input.allowedTargets),
       endpoint_url: input.endpointUrl,
       region: input.region,
       sealed_credentials: input.sealedCredentials,

@@ -4,9 +4,12 @@ import * as initial from './migrations/001_initial.js';
 import * as pipeline from './migrations/002_pipeline.js';
 import * as deliveries from './migrations/003_deliveries.js';
 import * as connections from './migrations/004_connections.js';
+import * as targetsOutbox from './migrations/005_targets_outbox.js';
 
 interface Migration {
-  up(db: Kysely<any>): Promise<void>;
+  up(db: Kysely<any>, dialect: Database['dialect']): Promise<void>;
+  /** SQLite: rebuilds a table others reference; foreign keys are checked at the end instead. */
+  foreignKeysOff?: boolean;
 }
 
 /** Numbered, in order, never edited once landed; a new change is a new file here. */
@@ -15,6 +18,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['002_pipeline', pipeline],
   ['003_deliveries', deliveries],
   ['004_connections', connections],
+  ['005_targets_outbox', targetsOutbox],
 ];
 
 export interface MigrationReport {
@@ -45,15 +49,27 @@ export async function migrate(database: Database): Promise<MigrationReport> {
   });
   const applied: string[] = [];
   for (const [name, migration] of MIGRATIONS) {
-    const ran = await db.transaction().execute(async (tx) => {
-      await lock(tx);
-      const done = await tx.selectFrom('barge_migrations').select('name').where('name', '=', name).executeTakeFirst();
-      if (done) return false;
-      await migration.up(tx);
-      await tx.insertInto('barge_migrations').values({ name, applied_at: Date.now() }).execute();
-      return true;
-    });
-    if (ran) applied.push(name);
+    // SQLite's documented way to rebuild a referenced table: foreign keys off around the
+    // transaction (the pragma is ignored inside one), and a foreign_key_check before it commits.
+    const foreignKeysOff = migration.foreignKeysOff === true && database.dialect === 'sqlite';
+    if (foreignKeysOff) await sql`pragma foreign_keys = off`.execute(db);
+    try {
+      const ran = await db.transaction().execute(async (tx) => {
+        await lock(tx);
+        const done = await tx.selectFrom('barge_migrations').select('name').where('name', '=', name).executeTakeFirst();
+        if (done) return false;
+        await migration.up(tx, database.dialect);
+        if (foreignKeysOff) {
+          const broken = await sql`pragma foreign_key_check`.execute(tx);
+          if (broken.rows.length > 0) throw new Error(`${name} would break foreign keys: ${JSON.stringify(broken.rows)}`);
+        }
+        await tx.insertInto('barge_migrations').values({ name, applied_at: Date.now() }).execute();
+        return true;
+      });
+      if (ran) applied.push(name);
+    } finally {
+      if (foreignKeysOff) await sql`pragma foreign_keys = on`.execute(db);
+    }
   }
   return { applied };
 }

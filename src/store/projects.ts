@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { newId } from '../domain/ids.js';
 import { generateWebhookSecret, PREVIOUS_SECRET_GRACE_MS } from '../domain/webhook-secret.js';
+import { bumpAuthChanges } from './auth-changes.js';
 import type { ProjectsTable, Schema } from './schema.js';
 
 export interface Project {
@@ -76,13 +77,16 @@ export async function setProjectActive(
   active: boolean,
   now: number,
 ): Promise<Project | undefined> {
-  const row = await db
-    .updateTable('projects')
-    .set({ is_active: active ? 1 : 0, updated_at: now })
-    .where('slug', '=', slug)
-    .returningAll()
-    .executeTakeFirst();
-  return row && toProject(row);
+  return db.transaction().execute(async (tx) => {
+    const row = await tx
+      .updateTable('projects')
+      .set({ is_active: active ? 1 : 0, updated_at: now })
+      .where('slug', '=', slug)
+      .returningAll()
+      .executeTakeFirst();
+    if (row) await bumpAuthChanges(tx);
+    return row && toProject(row);
+  });
 }
 
 /** `null` returns the project to the configured default limit. */
@@ -92,13 +96,16 @@ export async function setProjectRateLimit(
   max: number | null,
   now: number,
 ): Promise<Project | undefined> {
-  const row = await db
-    .updateTable('projects')
-    .set({ rate_limit_max: max, updated_at: now })
-    .where('slug', '=', slug)
-    .returningAll()
-    .executeTakeFirst();
-  return row && toProject(row);
+  return db.transaction().execute(async (tx) => {
+    const row = await tx
+      .updateTable('projects')
+      .set({ rate_limit_max: max, updated_at: now })
+      .where('slug', '=', slug)
+      .returningAll()
+      .executeTakeFirst();
+    if (row) await bumpAuthChanges(tx);
+    return row && toProject(row);
+  });
 }
 
 /**

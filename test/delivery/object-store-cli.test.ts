@@ -119,7 +119,7 @@ for (const backend of await backends()) {
           external_id: 'x',
           endpoint_url: null,
           region: null,
-          allowed_buckets: ['arn:aws:s3:::bucket-one', 'arn:aws:s3:::bucket-two'],
+          allowed_targets: ['arn:aws:s3:::bucket-one', 'arn:aws:s3:::bucket-two'],
           status: 'active',
           last_failure_reason: null,
           last_failed_at: null,

@@ -26,7 +26,7 @@ for (const backend of await backends()) {
         projectId,
         roleArn: 'arn:aws:iam::444455556666:role/barge',
         externalId: newExternalId(),
-        allowedBuckets: allow,
+        allowedTargets: allow,
         endpointUrl: null,
         region: null,
         sealedCredentials: null,

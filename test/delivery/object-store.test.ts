@@ -479,7 +479,7 @@ for (const backend of await backends()) {
         projectId,
         roleArn: null,
         externalId: newExternalId(),
-        allowedBuckets: null,
+        allowedTargets: null,
         endpointUrl: rig.s3.url,
         region: 'garage',
         sealedCredentials: sealSecret(rig.config.secretKey as Buffer, JSON.stringify(SERVICE_CREDENTIALS), id),

@@ -67,7 +67,7 @@ export async function startObjectStoreRig(): Promise<ObjectStoreRig> {
         projectId,
         roleArn,
         externalId: newExternalId(),
-        allowedBuckets: options.allow ?? null,
+        allowedTargets: options.allow ?? null,
         endpointUrl: null,
         region: null,
         sealedCredentials: null,

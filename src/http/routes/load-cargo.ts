@@ -179,7 +179,7 @@ export interface LoadCargoDeps {
   /** The body's JSON text as received. */
   rawBodyOf: (request: FastifyRequest) => string | undefined;
   /** A connection of the project (object delivery); undefined for another project's or a missing one. */
-  findConnection: (projectId: string, connectionId: string) => Promise<{ allowedBuckets: string[] | null } | undefined>;
+  findConnection: (projectId: string, connectionId: string) => Promise<{ allowedTargets: string[] | null } | undefined>;
 }
 
 export function registerLoadCargo(app: FastifyInstance, deps: LoadCargoDeps): void {
@@ -308,7 +308,7 @@ async function checkTarget(
   const keyPrefix = callback.key_prefix ?? DEFAULT_KEY_PREFIX;
   const problem = keyPrefixProblem(keyPrefix);
   if (problem) throw errors.invalidKeyPrefix(keyPrefix, problem);
-  if (!bucketAllowed(connection.allowedBuckets, bucket)) {
+  if (!bucketAllowed(connection.allowedTargets, bucket)) {
     throw errors.targetNotAllowed(callback.bucket_arn, callback.connection_id);
   }
   return {
