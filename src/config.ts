@@ -42,6 +42,8 @@ export interface Config {
   };
   /** Object delivery to customers' buckets (callback type `object_store`). */
   objectStore: ObjectStoreConfig;
+  /** Endpoint overrides of the message targets (tests, compatible services); null: AWS's own. */
+  awsEndpoints: AwsEndpoints;
   /** Encrypts connection secrets at rest (BARGE_SECRET_KEY, 32 bytes); null: none can be stored. */
   secretKey: Buffer | null;
   /** The service's public address, for links it hands out (a delivered object's `result_url`). */
@@ -70,6 +72,12 @@ export interface ObjectStoreConfig {
    * (environment, shared files, instance or task role); set only by code, e.g. tests.
    */
   credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | null;
+}
+
+export interface AwsEndpoints {
+  sqs: string | null;
+  sns: string | null;
+  eventBridge: string | null;
 }
 
 export class ConfigError extends Error {
@@ -128,6 +136,11 @@ export function loadConfig(source: Env = process.env): Config {
       throttleBaseDelayMs: integer(read, 'BARGE_OBJECT_THROTTLE_BASE_MS', 200, 1, 10_000),
       throttleRetries: integer(read, 'BARGE_OBJECT_THROTTLE_RETRIES', 8, 0, 20),
       credentials: null,
+    },
+    awsEndpoints: {
+      sqs: endpointUrl(read, 'BARGE_AWS_SQS_ENDPOINT'),
+      sns: endpointUrl(read, 'BARGE_AWS_SNS_ENDPOINT'),
+      eventBridge: endpointUrl(read, 'BARGE_AWS_EVENTBRIDGE_ENDPOINT'),
     },
     secretKey: secretKey(read('BARGE_SECRET_KEY')),
     publicBaseUrl: publicBaseUrl(read('BARGE_PUBLIC_BASE_URL'), read('PORT')),

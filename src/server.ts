@@ -1,13 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import type { Config } from './config.js';
+import { awsDeliveryDeps } from './delivery/aws/connection-access.js';
 import { buildChannels, delivererSettings } from './delivery/registry.js';
 import { type Clock, systemClock } from './domain/clock.js';
 import { buildApp } from './http/app.js';
+import { smtpMailer } from './mail/mailer.js';
 import { newWorkerId, PipelineWorker } from './pipeline/worker.js';
 import { buildProviders, defaultModelRouter } from './providers/registry.js';
 import { createApiKey } from './store/api-keys.js';
 import { insertCargo, type NewCargo } from './store/cargo.js';
+import { findProjectConnection } from './store/connections.js';
 import { type Database, openDatabase } from './store/database.js';
 import { GroupCommitWriter } from './store/group-commit.js';
 import { migrate } from './store/migrate.js';
@@ -69,13 +72,13 @@ export async function startService(options: StartOptions): Promise<Service> {
         idleMaxMs: database.dialect === 'postgres' ? 5_000 : 30_000,
         delivery: {
           channels: buildChannels(config, packageVersion(), {
-            database,
-            clock,
-            log: logger.child({ component: 'delivery' }),
+            aws: awsDeliveryDeps(config),
+            findConnection: (projectId, id) => findProjectConnection(database.db, projectId, id),
           }),
           settings: delivererSettings(config),
           shutdownGraceMs: 10_000,
         },
+        mailer: smtpMailer(config.smtp),
       },
     );
     worker = pipelineWorker;

@@ -1,6 +1,7 @@
 import type { Clock } from '../domain/clock.js';
 import { nextAttemptAt } from '../domain/retry-schedule.js';
 import type { Logger } from '../pipeline/context.js';
+import { applyConnectionEffect } from '../store/connections.js';
 import type { Database } from '../store/database.js';
 import {
   type AttemptVerdict,
@@ -14,7 +15,7 @@ import {
   releaseDeliveryLeases,
 } from '../store/deliveries.js';
 import { GroupCommitWriter } from '../store/group-commit.js';
-import type { DeliveryChannel, DispatchOutcome } from './channel.js';
+import { type ConnectionEffect, type DeliveryChannel, type DispatchOutcome, failed } from './channel.js';
 
 export interface DelivererSettings {
   retryDelaysMs: readonly number[];
@@ -40,6 +41,8 @@ export interface DelivererDeps {
    * (the loop's planned sleep was computed before that retry existed).
    */
   wake: () => void;
+  /** An incident mail was queued in the outbox: its sender may run now. */
+  onMailQueued?: () => void;
 }
 
 /**
@@ -275,6 +278,22 @@ export class Deliverer {
     if (host.waiting.length <= this.refillBelow()) this.deps.wake();
   }
 
+  /** A connection state change and its incident mail, in one transaction (store/connections.ts). */
+  private async applyEffect(effect: ConnectionEffect): Promise<void> {
+    try {
+      const { changed, mailQueued } = await applyConnectionEffect(this.deps.database.db, effect, this.deps.clock.now());
+      if (mailQueued) this.deps.onMailQueued?.();
+      if (changed && effect.to === 'failed') {
+        this.deps.log.warn(
+          { connection: effect.connectionId, mail: effect.mail ? 'queued' : 'no notification address' },
+          'connection marked failed',
+        );
+      }
+    } catch (err) {
+      this.deps.log.error({ connection: effect.connectionId, err }, 'could not record the connection state');
+    }
+  }
+
   private async attempt(channel: DeliveryChannel, key: string, item: DueDelivery): Promise<void> {
     const { clock, settings } = this.deps;
     const startedAt = clock.now();
@@ -285,13 +304,7 @@ export class Deliverer {
     try {
       outcome = await channel.deliver(item);
     } catch (err) {
-      outcome = {
-        kind: 'failed',
-        errorClass: 'internal',
-        detail: err instanceof Error ? err.message : String(err),
-        statusCode: null,
-        responseExcerpt: null,
-      };
+      outcome = failed('internal', err instanceof Error ? err.message : String(err));
     } finally {
       // The host's slot is free as soon as its request is over; the record follows.
       host.open.splice(host.open.indexOf(started), 1);
@@ -301,9 +314,12 @@ export class Deliverer {
     const attemptsMade = item.delivery.attempts + 1;
     let verdict: AttemptVerdict = { kind: 'delivered' };
     if (outcome.kind === 'failed') {
-      const next = nextAttemptAt(attemptsMade, startedAt, settings.retryDelaysMs);
+      const next = outcome.retryable ? nextAttemptAt(attemptsMade, startedAt, settings.retryDelaysMs) : null;
       verdict = next === null ? { kind: 'failed' } : { kind: 'retry', nextAttemptAt: next };
     }
+    // Before the attempt is recorded: if the process dies in between, the attempt is made again
+    // and the effect applied again, which changes nothing the second time.
+    if (outcome.effect) await this.applyEffect(outcome.effect);
     await this.recorder.write({
       deliveryId: item.delivery.id,
       workerId: this.deps.workerId,

@@ -1,18 +1,20 @@
 import type { Config } from '../config.js';
-import type { Clock } from '../domain/clock.js';
-import { smtpMailer } from '../mail/mailer.js';
-import type { Logger } from '../pipeline/context.js';
-import type { Database } from '../store/database.js';
+import type { AwsDeliveryDeps } from './aws/connection-access.js';
 import type { DeliveryChannel } from './channel.js';
+import type { FindConnection } from './connection-target.js';
+import { eventBridgeTarget } from './eventbridge/eventbridge-target.js';
+import { MessageChannel } from './messages/message-channel.js';
 import { bucketWriterFromConfig } from './object-store/bucket-writer.js';
 import { ObjectStoreChannel } from './object-store/object-store-channel.js';
+import { snsTarget } from './sns/sns-target.js';
+import { sqsTarget } from './sqs/sqs-target.js';
 import { createWebhookAgent } from './webhook/http-client.js';
 import { WebhookChannel } from './webhook/webhook-channel.js';
 
 export interface ChannelDeps {
-  database: Database;
-  clock: Clock;
-  log: Logger;
+  /** The AWS side shared by every cloud target: STS, the session cache, pooled sockets. */
+  aws: AwsDeliveryDeps;
+  findConnection: FindConnection;
 }
 
 /** The delivery channels of this process, by the name delivery rows carry. */
@@ -31,17 +33,24 @@ export function buildChannels(config: Config, version: string, deps: ChannelDeps
     now: () => Date.now(),
   });
   const objectStore = new ObjectStoreChannel({
-    database: deps.database,
-    clock: deps.clock,
-    writer: bucketWriterFromConfig(config),
-    mailer: smtpMailer(config.smtp),
+    findConnection: deps.findConnection,
+    writer: bucketWriterFromConfig(config, deps.aws),
     publicBaseUrl: config.publicBaseUrl,
-    log: deps.log,
   });
-  return new Map<string, DeliveryChannel>([
-    [webhook.name, webhook],
-    [objectStore.name, objectStore],
-  ]);
+  const messages = {
+    aws: deps.aws,
+    findConnection: deps.findConnection,
+    publicBaseUrl: config.publicBaseUrl,
+    sqsEndpointOverride: config.awsEndpoints.sqs !== null,
+  };
+  const channels: DeliveryChannel[] = [
+    webhook,
+    objectStore,
+    new MessageChannel(sqsTarget, messages),
+    new MessageChannel(snsTarget, messages),
+    new MessageChannel(eventBridgeTarget, messages),
+  ];
+  return new Map(channels.map((channel) => [channel.name, channel]));
 }
 
 /** Deliverer settings from the config: an attempt's lease outlives the longest attempt of any channel. */

@@ -43,3 +43,18 @@ export function webhookPayloadJson(result: Omit<StoredResult, 'createdAt'>): str
     `,"metadata":${result.metadataJson ?? 'null'}}`
   );
 }
+
+/**
+ * The message of a direct cloud target (SQS, SNS, EventBridge; document 6.4): the webhook payload
+ * plus `result_url`. A response whose JSON is larger than `inlineMaxBytes` (240,000) is left out:
+ * `response` is null and `oversize` true, and the client fetches the result from `result_url`.
+ */
+export function targetMessageJson(
+  result: Omit<StoredResult, 'createdAt'> & { resultUrl: string },
+  inlineMaxBytes: number,
+): string {
+  const oversize =
+    result.success && result.responseJson !== null && Buffer.byteLength(result.responseJson, 'utf8') > inlineMaxBytes;
+  const payload = webhookPayloadJson(oversize ? { ...result, responseJson: null } : result);
+  return `${payload.slice(0, -1)},"result_url":${JSON.stringify(result.resultUrl)}${oversize ? ',"oversize":true' : ''}}`;
+}

@@ -47,15 +47,33 @@ export const errors = {
     new ApiError(422, { error: 'connection_not_found', message: `No connection '${connectionId}' in this project.` }),
   invalidKeyPrefix: (keyPrefix: string, problem: string) =>
     new ApiError(422, { error: 'invalid_key_prefix', message: `key_prefix '${keyPrefix}' ${problem}.` }),
-  targetNotAllowed: (bucketArn: string, connectionId: string) =>
+  /** `target` names it, e.g. `Bucket 'arn:aws:s3:::x'`, `Target 'arn:aws:sqs:…'`. */
+  targetNotAllowed: (target: string, connectionId: string) =>
     new ApiError(422, {
       error: 'target_not_allowed',
-      message: `Bucket '${bucketArn}' is not on the allow-list of connection '${connectionId}'.`,
+      message: `${target} is not on the allow-list of connection '${connectionId}'.`,
     }),
   rateLimited: (retryAfterSeconds: number) =>
     new ApiError(429, 'Rate limit exceeded', {
       headers: { 'retry-after': String(retryAfterSeconds) },
     }),
+  forbiddenJsonKey: (key: '__proto__' | 'constructor.prototype', at: string) =>
+    new ApiError(
+      400,
+      `Request body must not contain a ${key === '__proto__' ? '"__proto__" key' : '"constructor" key holding a "prototype" key'} (found in ${at || 'the top-level object'}; refused to protect against prototype pollution).`,
+    ),
+  invalidContentEncoding: (coding: string, why: string) =>
+    new ApiError(400, `Request body is not valid ${coding} although Content-Encoding says so: ${why}.`),
+  unsupportedContentEncoding: (coding: string) =>
+    new ApiError(415, `Unsupported Content-Encoding '${coding}'. Send gzip, deflate or identity.`),
+  badPathEncoding: () => new ApiError(400, 'The request path is not valid: it contains malformed percent-encoding.'),
+  pathSegmentTooLong: (limit: number) =>
+    new ApiError(414, `A path segment (such as a cargo id) is longer than the limit of ${limit} characters.`),
+  malformedHttpRequest: (reason: string) => new ApiError(400, `Malformed HTTP request: ${reason}.`),
+  headersTooLarge: (limit: number) =>
+    new ApiError(431, `The request line and headers are larger than the limit of ${limit} bytes.`),
+  chunkExtensionsTooLarge: () => new ApiError(413, 'The chunk extensions of the request body are too large.'),
+  requestTimeout: () => new ApiError(408, 'The request was not received in time.'),
 };
 
 function summarize(fieldErrors: FieldError[]): string {

@@ -30,6 +30,32 @@ export function sessionPolicyJson(bucket: string, keyPrefix: string): string {
   });
 }
 
+/**
+ * The session policy of a message target's delivery session: the one action (sqs:SendMessage,
+ * sns:Publish, events:PutEvents) on the one resource. Queues and topics encrypted with a
+ * customer-managed KMS key need the key through the service as well, like S3 (see above).
+ */
+export function messageSessionPolicyJson(action: string, resourceArn: string): string {
+  const service = action.split(':')[0] as string;
+  return JSON.stringify({
+    Version: '2012-10-17',
+    Statement: [
+      { Sid: 'SendResultMessages', Effect: 'Allow', Action: action, Resource: resourceArn },
+      ...(service === 'events'
+        ? []
+        : [
+            {
+              Sid: 'EncryptThroughService',
+              Effect: 'Allow',
+              Action: ['kms:GenerateDataKey', 'kms:Decrypt'],
+              Resource: '*',
+              Condition: { StringLike: { 'kms:ViaService': `${service}.*.amazonaws.com` } },
+            },
+          ]),
+    ],
+  });
+}
+
 /** RoleSessionName: names the connection in the customer's CloudTrail ([\w+=,.@-], ≤ 64). */
 export function roleSessionName(connectionId: string): string {
   return `barge-${connectionId}`.replace(/[^\w+=,.@-]/g, '-').slice(0, 64);

@@ -1,13 +1,21 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import { Transform } from 'node:stream';
+import { createGunzip, createInflate } from 'node:zlib';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyRequest,
+  type RequestPayload,
+} from 'fastify';
 import type { Config } from '../config.js';
 import type { Clock } from '../domain/clock.js';
+import { errors } from '../domain/errors.js';
 import type { ModelRouter } from '../providers/routing.js';
 import type { NewCargo } from '../store/cargo.js';
 import { findProjectConnection } from '../store/connections.js';
 import type { Database } from '../store/database.js';
 import { type AuthContext, Authenticator } from './auth.js';
 import { registerDocs } from './docs.js';
-import { installErrorHandling } from './errors.js';
+import { clientErrorHandler, frameworkErrorHandler, installErrorHandling, jsonRefusal } from './errors.js';
 import { registerRateLimit } from './rate-limit.js';
 import { registerGetCargoResult } from './routes/get-cargo-result.js';
 import { registerHealth } from './routes/health.js';
@@ -62,8 +70,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         coerceTypes: false,
         useDefaults: true,
         allErrors: true,
+        // `callback` is a union told apart by `type`: errors then name the fields of that shape.
+        discriminator: true,
       },
     },
+    // Failures before any route runs get the same `{detail}` bodies as the rest: a path that does
+    // not decode or has a too-long parameter (routing), and requests Node's HTTP parser refuses
+    // or that time out (the raw socket).
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors: frameworkErrorHandler(MAX_PARAM_LENGTH),
+    clientErrorHandler,
   });
   installErrorHandling(app, config.bodyLimitBytes);
   // JSON only: without this, Fastify's built-in text/plain parser turns a plain-text body into a
@@ -72,8 +88,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     rawBodies.set(request, body as string);
-    parseJson(request, body as string, done);
+    parseJson(request, body as string, (err, value) => {
+      // Fastify's refusal no longer says why; a body that is there but refused gets the reason.
+      if (err && (err as { code?: string }).code === 'FST_ERR_CTP_INVALID_JSON_BODY') done(jsonRefusal(body as string));
+      else done(err, value);
+    });
   });
+  // Bodies may be sent compressed; the parser above (and rawBodies) sees the decoded text.
+  app.addHook('preParsing', async (request, _reply, payload) =>
+    decodeContentEncoding(request, payload, config.bodyLimitBytes),
+  );
 
   const authenticator = new Authenticator(deps.database.db, deps.clock, {
     cacheTtlMs: config.keyCacheTtlMs,
@@ -110,10 +134,78 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     onRequest,
     authOf,
     rawBodyOf: (request) => rawBodies.get(request),
-    findConnection: (projectId, connectionId) => findProjectConnection(deps.database.db, projectId, connectionId),
+    targets: {
+      findConnection: (projectId, connectionId) => findProjectConnection(deps.database.db, projectId, connectionId),
+      sqsEndpointOverride: config.awsEndpoints.sqs !== null,
+      defaultRegion: config.objectStore.region,
+    },
   });
   const cargoDeps = { database: deps.database, onRequest, authOf };
   registerTrackCargo(app, cargoDeps);
   registerGetCargoResult(app, cargoDeps);
   return app;
+}
+
+/** The router's limit on one path parameter; a longer one is answered 414. */
+const MAX_PARAM_LENGTH = 100;
+
+const DECODERS = new Map<string, () => Transform>([
+  ['gzip', createGunzip],
+  ['x-gzip', createGunzip],
+  ['deflate', createInflate],
+]);
+
+/**
+ * The request body as the JSON parser must see it: `Content-Encoding: gzip` or `deflate` is
+ * decoded, with both the sent and the decoded size held to the body limit as it streams (a zip
+ * bomb stops inflating at the limit: 413); a body that is not what its coding says is 400, and
+ * any other coding 415.
+ */
+function decodeContentEncoding(request: FastifyRequest, payload: RequestPayload, limit: number): RequestPayload {
+  const header = request.headers['content-encoding'];
+  if (header === undefined) return payload;
+  const { 'transfer-encoding': transferEncoding, 'content-length': contentLength } = request.headers;
+  if (transferEncoding === undefined && (contentLength === undefined || contentLength === '0')) return payload;
+  const codings = header
+    .split(',')
+    .map((coding) => coding.trim().toLowerCase())
+    .filter((coding) => coding !== '' && coding !== 'identity');
+  const [coding] = codings;
+  if (coding === undefined) return payload;
+  const createDecoder = codings.length === 1 ? DECODERS.get(coding) : undefined;
+  if (!createDecoder) throw errors.unsupportedContentEncoding(header.trim());
+
+  const decoder = createDecoder();
+  let decoded = 0;
+  // Fastify matches `receivedEncodedLength` (the bytes sent) against Content-Length.
+  const output = Object.assign(
+    new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        decoded += chunk.length;
+        if (decoded > limit) callback(errors.bodyTooLarge(limit));
+        else callback(null, chunk);
+      },
+    }),
+    { receivedEncodedLength: 0 },
+  );
+  let failed = false;
+  const fail = (err: Error) => {
+    if (failed) return;
+    failed = true;
+    payload.unpipe(decoder);
+    decoder.destroy();
+    output.destroy(err);
+    // The rest of the body is drained (and counted no further), so the answer can go out.
+    payload.resume();
+  };
+  payload.on('data', (chunk: Buffer) => {
+    if (failed) return;
+    output.receivedEncodedLength += chunk.length;
+    if (output.receivedEncodedLength > limit) fail(errors.bodyTooLarge(limit));
+  });
+  payload.on('error', fail);
+  decoder.on('error', (err) => fail(errors.invalidContentEncoding(coding === 'x-gzip' ? 'gzip' : coding, err.message)));
+  output.on('error', fail);
+  payload.pipe(decoder).pipe(output);
+  return output;
 }

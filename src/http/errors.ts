@@ -1,3 +1,5 @@
+import { maxHeaderSize, STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, errors, type FieldError } from '../domain/errors.js';
 
@@ -27,6 +29,10 @@ export function fieldErrors(validation: AjvError[]): FieldError[] {
       message = 'does not have an accepted shape';
     } else if (e.keyword === 'enum') {
       message = `must be one of ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    } else if (e.keyword === 'discriminator') {
+      // A union told apart by a tag (`callback.type`): the tag is missing or names no shape.
+      path = `${path}/${String(e.params.tag)}`;
+      message = e.params.error === 'tag' ? 'is required and must be a string' : 'is not one of the accepted types';
     }
     if (!out.some((o) => o.path === path && o.message === message)) out.push({ path, message });
   }
@@ -64,31 +70,223 @@ export function sendApiError(reply: FastifyReply, error: ApiError): FastifyReply
     .send(error.extra.errors ? { detail: error.detail, errors: error.extra.errors } : { detail: error.detail });
 }
 
+function sendInternalError(reply: FastifyReply, request: FastifyRequest, error: unknown): FastifyReply {
+  request.log.error({ err: error }, 'unhandled error');
+  return reply.code(500).send({ detail: 'Internal server error', request_id: request.id });
+}
+
+/**
+ * Fastify's `frameworkErrors` option: failures found while routing, before any route or hook runs
+ * (a path that does not decode, a path parameter over the router's `maxParamLength`).
+ */
+export function frameworkErrorHandler(
+  maxParamLength: number,
+): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void {
+  return (error, request, reply) => {
+    switch (error.code) {
+      case 'FST_ERR_BAD_URL':
+        sendApiError(reply, errors.badPathEncoding());
+        return;
+      case 'FST_ERR_MAX_PARAM_LENGTH':
+        sendApiError(reply, errors.pathSegmentTooLong(maxParamLength));
+        return;
+    }
+    sendInternalError(reply, request, error);
+  };
+}
+
+interface ClientError extends Error {
+  code?: string;
+}
+
+/** What a failure on the raw connection (found by Node's HTTP parser, or a timeout) is answered. */
+export function clientErrorAnswer(error: ClientError): ApiError {
+  switch (error.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      // Node counts the request line into the header size, so an oversize URL lands here too.
+      return errors.headersTooLarge(maxHeaderSize);
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return errors.chunkExtensionsTooLarge();
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return errors.requestTimeout();
+  }
+  // llhttp's reasons are fixed texts such as "Invalid header token" or "Duplicate Content-Length".
+  const reason = error.code?.startsWith('HPE_') ? error.message.replace(/^Parse Error:\s*/, '') : '';
+  return errors.malformedHttpRequest(reason || 'the request could not be read');
+}
+
+/** A complete HTTP/1.1 response with a `{detail}` body, for a socket no Fastify reply owns. */
+export function rawErrorResponse(error: ApiError): string {
+  const body = JSON.stringify({ detail: error.detail });
+  return [
+    `HTTP/1.1 ${error.statusCode} ${STATUS_CODES[error.statusCode] ?? 'Error'}`,
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    'Connection: close',
+    '',
+    body,
+  ].join('\r\n');
+}
+
+/** How long a socket answered by the client-error handler keeps reading before it is destroyed. */
+const LINGER_MS = 1000;
+const answeredSockets = new WeakSet<Socket>();
+
+type InFlightResponse = NodeJS.EventEmitter & {
+  headersSent: boolean;
+  writableFinished: boolean;
+  req?: { complete: boolean };
+};
+
+/** Writes the answer, half-closes, and keeps reading for a moment before the socket is destroyed. */
+function answerAndLinger(socket: Socket, answer: ApiError): void {
+  if (socket.destroyed || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  // Closing a socket that still has unread input makes the kernel reset the connection, which
+  // can discard the answer before the client has read it (a client still sending a 100 KB URL).
+  socket.end(rawErrorResponse(answer));
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+}
+
+/**
+ * Fastify's `clientErrorHandler` option (the server's `clientError` event): a request Node's HTTP
+ * parser refuses, or one that timed out, never reaches Fastify, so the answer is written to the
+ * socket here. Never a 5xx; nothing is written to a socket that is gone, and nothing into the
+ * middle of another response.
+ */
+export function clientErrorHandler(this: FastifyInstance, error: ClientError, socket: Socket): void {
+  // While an answered socket lingers, Node's parser reports each further chunk again.
+  if (answeredSockets.has(socket)) return;
+  answeredSockets.add(socket);
+  if (error.code === 'ECONNRESET' || error.code === 'EPIPE' || socket.destroyed || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const answer = clientErrorAnswer(error);
+  this.log.debug({ err: error, statusCode: answer.statusCode }, 'client error');
+  const inFlight = (socket as Socket & { _httpMessage?: InFlightResponse | null })._httpMessage;
+  if (!inFlight || inFlight.writableFinished) {
+    answerAndLinger(socket, answer);
+  } else if (inFlight.req?.complete === false) {
+    // The failure is the in-flight request's own (its body, or its time ran out): answer in place
+    // of its response if that has not started, as Node does; a started one is cut off.
+    if (inFlight.headersSent) socket.destroy();
+    else answerAndLinger(socket, answer);
+  } else {
+    // A pipelined request after one still being answered: that answer goes first.
+    const after = () => answerAndLinger(socket, answer);
+    inFlight.once('finish', after);
+    inFlight.once('close', () => {
+      inFlight.removeListener('finish', after);
+      if (!inFlight.writableFinished) socket.destroy();
+    });
+  }
+}
+
+/** A JSON Pointer segment. */
+const pointer = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
+
+/** The key that secure-json-parse refuses (`__proto__`, or `constructor` holding `prototype`), if any. */
+function findPoisonedKey(value: unknown): ApiError | null {
+  const stack: [unknown, string][] = [[value, '']];
+  for (let item = stack.pop(); item; item = stack.pop()) {
+    const [node, at] = item;
+    if (node === null || typeof node !== 'object') continue;
+    if (Array.isArray(node)) {
+      node.forEach((v, i) => {
+        stack.push([v, `${at}/${i}`]);
+      });
+      continue;
+    }
+    if (Object.hasOwn(node, '__proto__')) return errors.forbiddenJsonKey('__proto__', at);
+    const ctor: unknown = Object.hasOwn(node, 'constructor') ? (node as { constructor: unknown }).constructor : null;
+    if (ctor !== null && typeof ctor === 'object' && Object.hasOwn(ctor, 'prototype')) {
+      return errors.forbiddenJsonKey('constructor.prototype', at);
+    }
+    for (const [key, v] of Object.entries(node)) stack.push([v, `${at}/${pointer(key)}`]);
+  }
+  return null;
+}
+
+/**
+ * Why Fastify's JSON parser refused a body, which it no longer says: the syntax error, or the key
+ * refused to protect against prototype pollution.
+ */
+export function jsonRefusal(body: string): ApiError {
+  const text = body.charCodeAt(0) === 0xfeff ? body.slice(1) : body;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    return errors.malformedJson(err instanceof Error ? err.message : String(err));
+  }
+  return findPoisonedKey(value) ?? errors.malformedJson('it could not be parsed');
+}
+
+interface RouteMethods {
+  pattern: RegExp;
+  methods: Set<string>;
+}
+
+/** A route URL such as `/cargo/:cargo_id/tracking` or `/docs/static/*` as a regular expression. */
+function routePattern(url: string): RegExp {
+  const source = url
+    .split('/')
+    .map((segment) =>
+      segment
+        .replace(/[.+?^${}()|[\]\\]/g, '\\$&')
+        .replace(/:\w+/g, '[^/]+')
+        .replace(/\*/g, '.*'),
+    )
+    .join('/');
+  return new RegExp(`^${source}$`);
+}
+
 /**
  * The single place where failures become responses: every error body is JSON with a `detail`;
  * a bug is logged and answered 500 with the request id, never a stack trace.
  */
 export function installErrorHandling(app: FastifyInstance, bodyLimit: number): void {
-  const routes: { pattern: RegExp; methods: Set<string> }[] = [];
+  const routes = new Map<string, RouteMethods>();
   app.addHook('onRoute', (route) => {
-    const pattern = new RegExp(`^${route.url.replace(/:[^/]+/g, '[^/]+').replace(/\*/g, '.*')}$`);
+    const pattern = routePattern(route.url);
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    const entry = routes.find((r) => r.pattern.source === pattern.source);
+    const entry = routes.get(pattern.source);
     if (entry) for (const m of methods) entry.methods.add(m);
-    else routes.push({ pattern, methods: new Set(methods) });
+    else routes.set(pattern.source, { pattern, methods: new Set(methods) });
   });
 
-  app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
+  /**
+   * A request no route handles: 405 with `Allow` when the path is routed for other methods only,
+   * else 404 (also when a route with this method answered "not found" itself, like a missing
+   * file under /docs/static/*).
+   */
+  const answerUnrouted = (request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split('?')[0] ?? '';
-    const match = routes.find((r) => r.pattern.test(path));
-    if (match) return sendApiError(reply, errors.methodNotAllowed(request.method, [...match.methods].sort()));
-    return sendApiError(reply, errors.routeNotFound(request.method, path));
-  });
+    // Each method has its own routing tree, so a path is routed for every method of every route
+    // pattern it matches.
+    const allowed = new Set<string>();
+    for (const route of routes.values()) {
+      if (route.pattern.test(path)) for (const m of route.methods) allowed.add(m);
+    }
+    if (allowed.size === 0 || allowed.has(request.method)) {
+      return sendApiError(reply, errors.routeNotFound(request.method, path));
+    }
+    return sendApiError(reply, errors.methodNotAllowed(request.method, [...allowed].sort()));
+  };
+
+  app.setNotFoundHandler(answerUnrouted);
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const apiError = toApiError(error, request, bodyLimit);
-    if (apiError) return sendApiError(reply, apiError);
-    request.log.error({ err: error }, 'unhandled error');
-    return reply.code(500).send({ detail: 'Internal server error', request_id: request.id });
+    if (!apiError) return sendInternalError(reply, request, error);
+    // Fastify reads the body (and runs the root hooks) even for a request no route takes; a
+    // problem with that body must not hide the 404/405 the request is.
+    if (request.is404) return answerUnrouted(request, reply);
+    return sendApiError(reply, apiError);
   });
 }

@@ -1,6 +1,8 @@
 import { hostname } from 'node:os';
 import type { DeliveryChannel } from '../delivery/channel.js';
 import { Deliverer, type DelivererSettings } from '../delivery/deliverer.js';
+import type { Mailer } from '../mail/mailer.js';
+import { sendDueMail } from '../mail/outbox-sender.js';
 import { claimDueBatches, nextBatchCheckAt, releaseLeases } from '../store/batches.js';
 import { formDueBatches } from './batcher.js';
 import type { PipelineContext } from './context.js';
@@ -87,6 +89,8 @@ class Loop {
 export interface WorkerOptions {
   idleMaxMs: number;
   delivery: { channels: ReadonlyMap<string, DeliveryChannel>; settings: DelivererSettings; shutdownGraceMs: number };
+  /** Sends the outbox's mail (incident mail). */
+  mailer: Mailer;
 }
 
 /**
@@ -99,6 +103,7 @@ export class PipelineWorker {
   private readonly batches: Loop;
   private readonly deliveries: Loop;
   private readonly purger: Loop;
+  private readonly outbox: Loop;
   private readonly deliverer: Deliverer;
 
   constructor(
@@ -112,13 +117,19 @@ export class PipelineWorker {
       channels: options.delivery.channels,
       settings: options.delivery.settings,
       wake: () => this.deliveries.wake(),
+      onMailQueued: () => this.outbox.wake(),
     });
     this.deliveries = new Loop('deliveries', () => this.deliverer.step(), ctx, options.idleMaxMs);
     this.purger = new Loop('purger', () => this.purge(), ctx, Math.max(options.idleMaxMs, 60_000));
+    this.outbox = new Loop('outbox', () => this.sendMail(), ctx, options.idleMaxMs);
+  }
+
+  private get loops(): Loop[] {
+    return [this.batcher, this.batches, this.deliveries, this.purger, this.outbox];
   }
 
   start(): void {
-    for (const loop of [this.batcher, this.batches, this.deliveries, this.purger]) loop.start();
+    for (const loop of this.loops) loop.start();
   }
 
   /** New cargo arrived. */
@@ -128,7 +139,7 @@ export class PipelineWorker {
 
   /** Stops taking work, waits for in-flight steps and attempts, and gives up remaining leases. */
   async stop(): Promise<void> {
-    await Promise.all([this.batcher.stop(), this.batches.stop(), this.deliveries.stop(), this.purger.stop()]);
+    await Promise.all(this.loops.map((loop) => loop.stop()));
     await this.deliverer.stop(this.options.delivery.shutdownGraceMs);
     await releaseLeases(this.ctx.database.db, this.ctx.workerId);
   }
@@ -139,7 +150,7 @@ export class PipelineWorker {
       const results = [await this.formBatches(), await this.advanceBatches()];
       results.push(await this.deliverer.step());
       await this.deliverer.drain();
-      results.push(await this.purge());
+      results.push(await this.purge(), await this.sendMail());
       if (!results.some((r) => r.didWork)) return;
     }
   }
@@ -169,6 +180,11 @@ export class PipelineWorker {
     const didWork = submitting.length + processing.length > 0;
     if (processing.length > 0) this.deliveries.wake();
     return { didWork, nextAt: didWork ? null : await nextBatchCheckAt(database.db) };
+  }
+
+  private sendMail(): Promise<StepOutcome> {
+    const { database, clock, workerId, log } = this.ctx;
+    return sendDueMail({ database, clock, workerId, log, mailer: this.options.mailer });
   }
 
   private async purge(): Promise<StepOutcome> {

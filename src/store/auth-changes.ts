@@ -7,11 +7,7 @@ import type { Schema } from './schema.js';
  * look them up again (src/http/auth.ts).
  */
 export async function bumpAuthChanges(tx: Transaction<Schema> | Kysely<Schema>): Promise<void> {
-  await tx
-    .updateTable('change_counters')
-    .set({ value: sql<number>`value + 1` })
-    .where('name', '=', 'auth')
-    .execute();
+  await tx.updateTable('change_counters').set({ value: sql<number>`value + 1` }).where('name', '=', 'auth').execute();
 }
 
 export async function readAuthChanges(db: Kysely<Schema>): Promise<number> {

@@ -1,5 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import { CHECK_INTERVAL_MS } from '../domain/connections.js';
+import type { MailMessage } from '../mail/mailer.js';
+import { enqueueMail } from './outbox.js';
 import type { ConnectionsTable, Schema } from './schema.js';
 
 export type ConnectionRow = Selectable<ConnectionsTable>;
@@ -115,51 +117,45 @@ export async function deleteConnection(db: Kysely<Schema>, id: string): Promise<
   return deleted !== undefined;
 }
 
-/** Who hears about a connection's incident. */
-export interface IncidentRecipient {
-  projectSlug: string;
-  notificationEmail: string | null;
-}
-
 /**
- * Records a failure that points at the customer's side (access denied). Only the change from
- * active to failed is an incident, so of any number of concurrent or later failures exactly one
- * returns the recipient to notify; the others only refresh the reason and time.
+ * A change of a connection's standing found by a delivery or a check. `failed` (access denied) is
+ * an incident only on the change from active, so of any number of concurrent or later failures
+ * exactly one queues the incident mail, in the same transaction as the change (the outbox sends
+ * it); the others only refresh the reason and time. `active` ends an incident.
  */
-export async function markConnectionFailed(
+export async function applyConnectionEffect(
   db: Kysely<Schema>,
-  input: { id: string; reason: string; now: number },
-): Promise<{ incident: IncidentRecipient | null }> {
-  const changes = { last_failure_reason: input.reason, last_failed_at: input.now, updated_at: input.now };
-  const turned = await db
-    .updateTable('connections')
-    .set({ status: 'failed', ...changes })
-    .where('id', '=', input.id)
-    .where('status', '=', 'active')
-    .returning('project_id')
-    .executeTakeFirst();
-  if (!turned) {
-    await db.updateTable('connections').set(changes).where('id', '=', input.id).execute();
-    return { incident: null };
+  effect:
+    | { connectionId: string; to: 'active' }
+    | { connectionId: string; to: 'failed'; reason: string; mail: MailMessage | null },
+  now: number,
+): Promise<{ changed: boolean; mailQueued: boolean }> {
+  if (effect.to === 'active') {
+    const row = await db
+      .updateTable('connections')
+      .set({ status: 'active', updated_at: now })
+      .where('id', '=', effect.connectionId)
+      .where('status', '=', 'failed')
+      .returning('id')
+      .executeTakeFirst();
+    return { changed: row !== undefined, mailQueued: false };
   }
-  const project = await db
-    .selectFrom('projects')
-    .select(['slug', 'notification_email'])
-    .where('id', '=', turned.project_id)
-    .executeTakeFirstOrThrow();
-  return { incident: { projectSlug: project.slug, notificationEmail: project.notification_email } };
-}
-
-/** A successful delivery or check ends an incident; true when the connection was failed. */
-export async function markConnectionActive(db: Kysely<Schema>, input: { id: string; now: number }): Promise<boolean> {
-  const row = await db
-    .updateTable('connections')
-    .set({ status: 'active', updated_at: input.now })
-    .where('id', '=', input.id)
-    .where('status', '=', 'failed')
-    .returning('id')
-    .executeTakeFirst();
-  return row !== undefined;
+  return db.transaction().execute(async (tx) => {
+    const changes = { last_failure_reason: effect.reason, last_failed_at: now, updated_at: now };
+    const turned = await tx
+      .updateTable('connections')
+      .set({ status: 'failed', ...changes })
+      .where('id', '=', effect.connectionId)
+      .where('status', '=', 'active')
+      .returning('id')
+      .executeTakeFirst();
+    if (!turned) {
+      await tx.updateTable('connections').set(changes).where('id', '=', effect.connectionId).execute();
+      return { changed: false, mailQueued: false };
+    }
+    if (effect.mail) await enqueueMail(tx, effect.mail, now);
+    return { changed: true, mailQueued: effect.mail !== null };
+  });
 }
 
 /**

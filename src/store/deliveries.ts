@@ -1,5 +1,6 @@
 import { type Insertable, type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import { newId } from '../domain/ids.js';
+import { storedCallbackType } from '../domain/message-targets.js';
 import type { CargoStatus } from '../domain/statuses.js';
 import { chunks } from './chunks.js';
 import type { Database } from './database.js';
@@ -12,6 +13,14 @@ export interface DeliveryRequest {
   cargoId: string;
   channel: DeliveryChannelName;
   trigger: string;
+}
+
+/** The deliveries a cargo asked for: a webhook for `callback_url`, and the `callback` target's own channel. */
+export function requestedChannels(callbackUrl: string | null, callback: string | null): DeliveryChannelName[] {
+  const channels: DeliveryChannelName[] = [];
+  if (callbackUrl !== null) channels.push('webhook');
+  if (callback !== null) channels.push((storedCallbackType(callback) ?? 'object_store') as DeliveryChannelName);
+  return channels;
 }
 
 /** Creates pending deliveries, due at once; part of the transaction that stores the result. */
@@ -49,8 +58,11 @@ export interface DueDelivery {
   delivery: DeliveryRow;
   cargoId: string;
   projectId: string;
+  projectSlug: string;
+  /** Where the project's incident mail goes, if anywhere. */
+  notificationEmail: string | null;
   callbackUrl: string | null;
-  /** JSON of the object-store target. */
+  /** JSON of the `callback` target (object store, SQS, SNS, EventBridge). */
   callback: string | null;
   metadata: string | null;
   success: boolean;
@@ -104,6 +116,8 @@ export async function claimDueDeliveries(database: Database, input: ClaimInput):
   return rows.map((row) => {
     const {
       project_id,
+      project_slug,
+      notification_email,
       callback_url,
       callback,
       metadata,
@@ -123,6 +137,8 @@ export async function claimDueDeliveries(database: Database, input: ClaimInput):
       delivery,
       cargoId: delivery.cargo_id,
       projectId: project_id,
+      projectSlug: project_slug,
+      notificationEmail: notification_email,
       callbackUrl: callback_url,
       callback,
       metadata,
@@ -149,6 +165,8 @@ function heldQuery(db: Kysely<Schema>, ids: string[], lockedBy: string, lockedUn
       'r.success',
       'r.response',
       'r.error_message',
+      'p.slug as project_slug',
+      'p.notification_email',
       'p.webhook_secret',
       'p.previous_webhook_secret',
       'p.previous_webhook_secret_until',
@@ -535,9 +553,7 @@ export async function createRedelivery(
     if (!cargo) return { refused: `no cargo '${cargoId}'` };
     if (!cargo.result_id) return { refused: `cargo '${cargoId}' has no result yet` };
     if (cargo.purged_at !== null) return { refused: `the result of cargo '${cargoId}' has been purged` };
-    const channels: DeliveryChannelName[] = [];
-    if (cargo.callback_url) channels.push('webhook');
-    if (cargo.callback) channels.push('object_store');
+    const channels = requestedChannels(cargo.callback_url, cargo.callback);
     if (channels.length === 0) return { refused: `cargo '${cargoId}' asked for no delivery` };
     const pending = await tx
       .selectFrom('deliveries')

@@ -61,7 +61,8 @@ export async function migrate(database: Database): Promise<MigrationReport> {
         await migration.up(tx, database.dialect);
         if (foreignKeysOff) {
           const broken = await sql`pragma foreign_key_check`.execute(tx);
-          if (broken.rows.length > 0) throw new Error(`${name} would break foreign keys: ${JSON.stringify(broken.rows)}`);
+          if (broken.rows.length > 0)
+            throw new Error(`${name} would break foreign keys: ${JSON.stringify(broken.rows)}`);
         }
         await tx.insertInto('barge_migrations').values({ name, applied_at: Date.now() }).execute();
         return true;

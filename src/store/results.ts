@@ -1,7 +1,7 @@
 import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { CargoStatus } from '../domain/statuses.js';
 import { chunks } from './chunks.js';
-import { type DeliveryRequest, insertDeliveries, newDeliveryRows } from './deliveries.js';
+import { type DeliveryRequest, insertDeliveries, newDeliveryRows, requestedChannels } from './deliveries.js';
 import type { DeliveryChannelName, Schema } from './schema.js';
 import { insertStatements, type Statement, writeWorkerOf } from './sqlite-write-worker.js';
 
@@ -27,10 +27,7 @@ export async function cargoAwaitingResults(db: Kysely<Schema>, batchId: string):
     isRecords: r.is_records === 1,
     requestCount: r.request_count,
     resultTtlSeconds: r.result_ttl_seconds,
-    channels: [
-      ...(r.callback_url === null ? [] : (['webhook'] as const)),
-      ...(r.callback === null ? [] : (['object_store'] as const)),
-    ],
+    channels: requestedChannels(r.callback_url, r.callback),
   }));
 }
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { isThrottledResult, withThrottleBackoff } from '../../src/delivery/object-store/throttle-backoff.js';
+import { isThrottledResult, withThrottleBackoff } from '../../src/delivery/aws/throttle-backoff.js';
 
 describe('throttling backoff', () => {
   const run = async (answers: string[], overrides: { retries?: number; deadline?: number; random?: number } = {}) => {

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { findConnection, markConnectionFailed } from '../../src/store/connections.js';
+import { applyConnectionEffect, findConnection } from '../../src/store/connections.js';
 import { createProjectWithKey } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
 import { type ObjectStoreRig, startObjectStoreRig } from '../helpers/object-store.js';
@@ -266,11 +266,11 @@ for (const backend of await backends()) {
       const bucket = await rig.bucket();
       const connection = await rig.roleConnection(db.database, projectId);
       // An incident is open: a passing check ends it.
-      await markConnectionFailed(db.database.db, {
-        id: connection.id,
-        reason: 'assume_role_denied: earlier',
-        now: Date.now(),
-      });
+      await applyConnectionEffect(
+        db.database.db,
+        { connectionId: connection.id, to: 'failed', reason: 'assume_role_denied: earlier', mail: null },
+        Date.now(),
+      );
       const stsCalls = rig.sts.calls.length;
 
       const run = ok(

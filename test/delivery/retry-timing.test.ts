@@ -68,7 +68,12 @@ for (const backend of await backends()) {
       try {
         const { key } = await createProjectWithKey(db.database);
         const cargoId = await load(url, key, `${receiver.url}/hook`);
-        await waitFor('6 POSTs', () => receiver.received.length, (n) => n >= 6, { timeoutMs: 15_000 });
+        await waitFor(
+          '6 POSTs',
+          () => receiver.received.length,
+          (n) => n >= 6,
+          { timeoutMs: 15_000 },
+        );
         const at = receiver.received.map((r) => r.at);
         for (let i = 1; i < at.length; i++) {
           const gap = (at[i] as number) - (at[i - 1] as number);
@@ -94,16 +99,31 @@ for (const backend of await backends()) {
       try {
         const { key } = await createProjectWithKey(db.database);
         await load(first.url, key, `${receiver.url}/hook`);
-        await waitFor('2 POSTs', () => receiver.received.length, (n) => n >= 2, { timeoutMs: 15_000 });
+        await waitFor(
+          '2 POSTs',
+          () => receiver.received.length,
+          (n) => n >= 2,
+          { timeoutMs: 15_000 },
+        );
         // Killed between attempts: the third is due 200 ms after the second started.
         await first.child.stop('SIGKILL');
         const seen = receiver.received.length;
         first = await serve();
         const ready = Date.now();
-        await waitFor('the next POST', () => receiver.received.length, (n) => n > seen, { timeoutMs: 5000 });
+        await waitFor(
+          'the next POST',
+          () => receiver.received.length,
+          (n) => n > seen,
+          { timeoutMs: 5000 },
+        );
         const next = receiver.received[seen]?.at as number;
         assert.ok(next - ready < 1000, `the first retry after the restart came ${next - ready} ms after it`);
-        await waitFor('6 POSTs', () => receiver.received.length, (n) => n >= 6, { timeoutMs: 10_000 });
+        await waitFor(
+          '6 POSTs',
+          () => receiver.received.length,
+          (n) => n >= 6,
+          { timeoutMs: 10_000 },
+        );
         const at = receiver.received.slice(seen).map((r) => r.at);
         for (let i = 1; i < at.length; i++) {
           const gap = (at[i] as number) - (at[i - 1] as number);

@@ -1,10 +1,13 @@
 import type { Config } from '../../src/config.js';
+import { awsDeliveryDeps } from '../../src/delivery/aws/connection-access.js';
 import { buildChannels, delivererSettings } from '../../src/delivery/registry.js';
 import type { Clock } from '../../src/domain/clock.js';
+import { smtpMailer } from '../../src/mail/mailer.js';
 import type { PipelineSettings } from '../../src/pipeline/context.js';
 import { PipelineWorker } from '../../src/pipeline/worker.js';
 import { MockProvider } from '../../src/providers/mock/mock-provider.js';
 import type { Provider, ProviderLimits } from '../../src/providers/provider.js';
+import { findProjectConnection } from '../../src/store/connections.js';
 import type { Database } from '../../src/store/database.js';
 import { testConfig } from './app.js';
 
@@ -51,10 +54,14 @@ export function testWorker(
     {
       idleMaxMs: 1000,
       delivery: {
-        channels: buildChannels(config, '0.0.0-test', { database, clock, log: quiet }),
+        channels: buildChannels(config, '0.0.0-test', {
+          aws: awsDeliveryDeps(config),
+          findConnection: (projectId, id) => findProjectConnection(database.db, projectId, id),
+        }),
         settings: delivererSettings(config),
         shutdownGraceMs: 1000,
       },
+      mailer: smtpMailer(config.smtp),
     },
   );
   return { worker, mock };

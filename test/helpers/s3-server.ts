@@ -11,6 +11,7 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
+import { registerMessagingKeyPair } from './aws-messaging.js';
 
 /** The key pair s3rver knows from the start; the service's own identity in these tests. */
 export const SERVICE_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
@@ -19,13 +20,15 @@ const require = createRequire(import.meta.url);
 
 /**
  * s3rver only accepts requests signed with access key ids it knows (it does not recompute SigV4
- * signatures): the test STS endpoint registers each key pair it hands out.
+ * signatures): the test STS endpoint registers each key pair it hands out. The pair (with its session
+ * token) is registered with the SQS, SNS and EventBridge emulators too.
  */
-export function registerKeyPair(accessKeyId: string, secretAccessKey: string): void {
+export function registerKeyPair(accessKeyId: string, secretAccessKey: string, sessionToken?: string): void {
   const account = require('s3rver/lib/models/account.js') as {
     DUMMY_ACCOUNT: { createKeyPair(id: string, secret: string): void };
   };
   account.DUMMY_ACCOUNT.createKeyPair(accessKeyId, secretAccessKey);
+  registerMessagingKeyPair(accessKeyId, secretAccessKey, sessionToken);
 }
 
 export interface StoredObject {

@@ -76,7 +76,7 @@ export async function startStsEndpoint() {
         secretAccessKey: randomBytes(20).toString('base64'),
         sessionToken: randomBytes(48).toString('base64'),
       };
-      registerKeyPair(credentials.accessKeyId, credentials.secretAccessKey);
+      registerKeyPair(credentials.accessKeyId, credentials.secretAccessKey, credentials.sessionToken);
       call.answer = 'credentials';
       call.credentials = credentials;
       const expiration = new Date(Date.now() + call.durationSeconds * 1000).toISOString();
@@ -117,10 +117,17 @@ export async function startStsEndpoint() {
 
 export type StsEndpoint = Awaited<ReturnType<typeof startStsEndpoint>>;
 
+/** The one action a message target's session may be given, and the ARN form it applies to. */
+const SEND_ACTIONS: Record<string, RegExp> = {
+  'sqs:SendMessage': /^arn:aws:sqs:[a-z0-9-]+:\d{12}:[A-Za-z0-9_.-]+$/,
+  'sns:Publish': /^arn:aws:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_.-]+$/,
+  'events:PutEvents': /^arn:aws:events:[a-z0-9-]+:\d{12}:event-bus\/[A-Za-z0-9._/-]+$/,
+};
+
 /**
- * What a delivery session may be given: s3:PutObject on `arn:aws:s3:::<bucket>/<prefix>*` only,
- * and kms:GenerateDataKey only through S3. Anything else is refused as the service asking for
- * more than it should.
+ * What a delivery session may be given: s3:PutObject on `arn:aws:s3:::<bucket>/<prefix>*`, or the
+ * one send action of a message target on one queue, topic or bus; and KMS only through the same
+ * service. Anything else is refused as the service asking for more than it should.
  */
 function checkSessionPolicy(policy: string | undefined): string | null {
   if (!policy) return 'a delivery session must carry a session policy';
@@ -131,17 +138,32 @@ function checkSessionPolicy(policy: string | undefined): string | null {
     return 'the session policy is not JSON';
   }
   if (doc.Version !== '2012-10-17' || !Array.isArray(doc.Statement)) return 'the session policy has no statements';
+  const services = new Set<string>();
   for (const st of doc.Statement) {
     if (st.Effect !== 'Allow') return 'unexpected statement effect';
-    if (st.Action === 's3:PutObject') {
-      if (typeof st.Resource !== 'string' || !/^arn:aws:s3:::[a-z0-9.-]+\/[^*]*\*$/.test(st.Resource)) {
+    const action = st.Action;
+    if (action === 's3:PutObject') {
+      if (typeof st.Resource !== 'string' || !/^arn:aws:s3:::[a-z0-9.-]+\/[^*?]*\*$/.test(st.Resource)) {
         return `s3:PutObject on an unexpected resource ${JSON.stringify(st.Resource)}`;
       }
-    } else if (st.Action === 'kms:GenerateDataKey') {
+      services.add('s3');
+    } else if (typeof action === 'string' && SEND_ACTIONS[action]) {
+      if (typeof st.Resource !== 'string' || !SEND_ACTIONS[action].test(st.Resource)) {
+        return `${action} on an unexpected resource ${JSON.stringify(st.Resource)}`;
+      }
+      services.add(action.split(':')[0] as string);
+    } else if (action === 'kms:GenerateDataKey' || JSON.stringify(action) === '["kms:GenerateDataKey","kms:Decrypt"]') {
       const via = (st.Condition as { StringLike?: Record<string, string> } | undefined)?.StringLike?.['kms:ViaService'];
-      if (via !== 's3.*.amazonaws.com') return 'kms:GenerateDataKey must be limited to use through S3';
+      const service = /^([a-z0-9]+)\.\*\.amazonaws\.com$/.exec(via ?? '')?.[1];
+      if (!service) return 'KMS must be limited to use through the target service';
+      services.add(`kms-via-${service}`);
     } else {
-      return `the session policy grants ${JSON.stringify(st.Action)}`;
+      return `the session policy grants ${JSON.stringify(action)}`;
+    }
+  }
+  for (const service of services) {
+    if (service.startsWith('kms-via-') && !services.has(service.slice('kms-via-'.length))) {
+      return `KMS is granted through ${service.slice('kms-via-'.length)}, which the session may not use`;
     }
   }
   return null;

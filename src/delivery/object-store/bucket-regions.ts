@@ -1,6 +1,6 @@
 import { HeadBucketCommand } from '@aws-sdk/client-s3';
-import type { AwsClients, S3Target } from './aws-clients.js';
-import { type AwsFailure, awsFailure, isThrottle } from './aws-errors.js';
+import type { AwsClients, S3Target } from '../aws/aws-clients.js';
+import { type AwsFailure, awsFailure, isThrottle } from '../aws/aws-errors.js';
 
 export type RegionOutcome =
   | { kind: 'region'; region: string }

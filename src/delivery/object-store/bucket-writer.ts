@@ -1,12 +1,20 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import type { Config, ObjectStoreConfig } from '../../config.js';
-import { openSecret } from '../../domain/secret-box.js';
+import type { Config } from '../../config.js';
+import { sessionPolicyJson } from '../../domain/session-policy.js';
 import type { Connection } from '../../store/connections.js';
-import { AwsClients, type S3Target, type SigningCredentials } from './aws-clients.js';
-import { type AwsFailure, awsFailure, describe, isNetworkError, isThrottle, isTimeout } from './aws-errors.js';
+import type { S3Target, SigningCredentials } from '../aws/aws-clients.js';
+import { type AwsFailure, awsFailure, describe, isNetworkError, isTimeout } from '../aws/aws-errors.js';
+import {
+  type AwsDeliveryDeps,
+  awsDeliveryDeps,
+  connectionCredentials,
+  forgetSession,
+  type Step,
+  throttledFailure,
+  withAwsBackoff,
+} from '../aws/connection-access.js';
+import { isThrottledResult } from '../aws/throttle-backoff.js';
 import { BucketRegions } from './bucket-regions.js';
-import { RoleSessions, type SessionRequest } from './role-sessions.js';
-import { isThrottledResult, withThrottleBackoff } from './throttle-backoff.js';
 
 /**
  * Failure classes of an object write (recorded on the attempt, shown in tracking):
@@ -57,19 +65,9 @@ export interface WriteRequest extends WriteScope {
   metadata: Record<string, string>;
 }
 
-export interface BucketWriterDeps {
-  clients: AwsClients;
-  sessions: RoleSessions;
+export interface BucketWriterDeps extends AwsDeliveryDeps {
   regions: BucketRegions;
-  config: ObjectStoreConfig;
-  secretKey: Buffer | null;
-  /** Wall clock, for deadlines and backoff. */
-  now: () => number;
-  sleep: (ms: number) => Promise<void>;
-  random: () => number;
 }
-
-type Step<T> = { ok: true; value: T } | { ok: false; failure: AwsFailure };
 
 /**
  * Writes one object into a customer's bucket through a connection: credentials (an assumed-role
@@ -96,12 +94,16 @@ export class BucketWriter {
       credentials: access.credentials,
     };
 
-    const located = await this.backoff(async () => {
-      const outcome = await this.deps.regions.resolve(base, request.bucket, signal);
-      return outcome.kind === 'failed'
-        ? { ok: false as const, failure: outcome.failure }
-        : { ok: true as const, value: outcome };
-    }, deadline);
+    const located = await withAwsBackoff(
+      this.deps,
+      async () => {
+        const outcome = await this.deps.regions.resolve(base, request.bucket, signal);
+        return outcome.kind === 'failed'
+          ? { ok: false as const, failure: outcome.failure }
+          : { ok: true as const, value: outcome };
+      },
+      deadline,
+    );
     if (isThrottledResult(located)) return throttled('region', located.tries, located.detail);
     if (!located.ok) return transient('region', located.failure);
     if (located.value.kind === 'not_found') {
@@ -114,34 +116,38 @@ export class BucketWriter {
     }
     const target = { ...base, region: located.value.region };
 
-    const put = await this.backoff(async (): Promise<Step<WriteOutcome & { ok: true }>> => {
-      try {
-        const client = this.deps.clients.s3(target, { followRegionRedirects: true });
-        const output = await client.send(
-          new PutObjectCommand({
-            Bucket: request.bucket,
-            Key: request.key,
-            Body: request.body,
-            ContentType: 'application/json',
-            Metadata: request.metadata,
-          }),
-          { abortSignal: signal },
-        );
-        return {
-          ok: true,
-          value: {
+    const put = await withAwsBackoff(
+      this.deps,
+      async (): Promise<Step<WriteOutcome & { ok: true }>> => {
+        try {
+          const client = this.deps.clients.s3(target, { followRegionRedirects: true });
+          const output = await client.send(
+            new PutObjectCommand({
+              Bucket: request.bucket,
+              Key: request.key,
+              Body: request.body,
+              ContentType: 'application/json',
+              Metadata: request.metadata,
+            }),
+            { abortSignal: signal },
+          );
+          return {
             ok: true,
-            region: target.region,
-            etag: output.ETag ?? null,
-            versionId: output.VersionId ?? null,
-            encryption: output.ServerSideEncryption ?? null,
-            kmsKeyId: output.SSEKMSKeyId ?? null,
-          },
-        };
-      } catch (err) {
-        return { ok: false, failure: awsFailure(err) };
-      }
-    }, deadline);
+            value: {
+              ok: true,
+              region: target.region,
+              etag: output.ETag ?? null,
+              versionId: output.VersionId ?? null,
+              encryption: output.ServerSideEncryption ?? null,
+              kmsKeyId: output.SSEKMSKeyId ?? null,
+            },
+          };
+        } catch (err) {
+          return { ok: false, failure: awsFailure(err) };
+        }
+      },
+      deadline,
+    );
     if (isThrottledResult(put)) return throttled('put', put.tries, put.detail);
     if (put.ok) return put.value;
     return this.putFailure(request, target, put.failure);
@@ -165,59 +171,11 @@ export class BucketWriter {
     signal: AbortSignal,
     deadline: number,
   ): Promise<{ ok: true; credentials: SigningCredentials } | { ok: false; outcome: WriteOutcome }> {
-    const { connection } = request;
-    if (connection.roleArn === null) {
-      const opened = this.openStaticCredentials(connection);
-      if (opened === null) {
-        return {
-          ok: false,
-          outcome: fail(
-            'access',
-            'connection_unusable',
-            `the static credentials of ${connection.id} cannot be opened: BARGE_SECRET_KEY is missing or not the key they were stored with`,
-            null,
-          ),
-        };
-      }
-      return { ok: true, credentials: opened };
-    }
-    const session = await this.backoff(async () => {
-      const outcome = await this.deps.sessions.get(sessionRequest(request), signal);
-      return outcome.ok ? { ok: true as const, value: outcome.credentials } : outcome;
-    }, deadline);
-    if (isThrottledResult(session)) return { ok: false, outcome: throttled('access', session.tries, session.detail) };
-    if (session.ok) return { ok: true, credentials: session.value };
-    const { failure } = session;
-    if (failure.code === 'AccessDenied' || failure.statusCode === 403) {
-      return {
-        ok: false,
-        outcome: fail(
-          'access',
-          'assume_role_denied',
-          `AssumeRole of ${connection.roleArn} was denied: ${describe(failure)}`,
-          failure.statusCode,
-        ),
-      };
-    }
-    if (isTimeout(failure))
-      return { ok: false, outcome: fail('access', 'timeout', `AssumeRole: ${describe(failure)}`, null) };
-    return {
-      ok: false,
-      outcome: fail(
-        'access',
-        'assume_role_failed',
-        `AssumeRole of ${connection.roleArn} failed: ${describe(failure)}`,
-        failure.statusCode,
-      ),
-    };
-  }
-
-  private openStaticCredentials(connection: Connection): SigningCredentials | null {
-    if (connection.sealedCredentials === null || this.deps.secretKey === null) return null;
-    const text = openSecret(this.deps.secretKey, connection.sealedCredentials, connection.id);
-    if (text === null) return null;
-    const parsed = JSON.parse(text) as { accessKeyId: string; secretAccessKey: string };
-    return { accessKeyId: parsed.accessKeyId, secretAccessKey: parsed.secretAccessKey };
+    const policy = sessionPolicyJson(request.bucket, request.keyPrefix);
+    const access = await connectionCredentials(this.deps, request.connection, policy, signal, deadline);
+    if (access.ok) return access;
+    const { errorClass, detail, statusCode } = access.failure;
+    return { ok: false, outcome: fail('access', errorClass, detail, statusCode) };
   }
 
   private putFailure(request: WriteRequest, target: S3Target, failure: AwsFailure): WriteOutcome {
@@ -244,7 +202,7 @@ export class BucketWriter {
       );
     }
     if (['AccessDenied', 'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AllAccessDisabled'].includes(failure.code)) {
-      if (request.connection.roleArn !== null) this.deps.sessions.forget(sessionRequest(request));
+      forgetSession(this.deps, request.connection, sessionPolicyJson(request.bucket, request.keyPrefix));
       return fail(
         'put',
         'assume_role_denied',
@@ -252,11 +210,8 @@ export class BucketWriter {
         failure.statusCode,
       );
     }
-    if (
-      ['ExpiredToken', 'InvalidToken', 'TokenRefreshRequired'].includes(failure.code) &&
-      request.connection.roleArn !== null
-    ) {
-      this.deps.sessions.forget(sessionRequest(request));
+    if (['ExpiredToken', 'InvalidToken', 'TokenRefreshRequired'].includes(failure.code)) {
+      forgetSession(this.deps, request.connection, sessionPolicyJson(request.bucket, request.keyPrefix));
     }
     if (
       ['PermanentRedirect', 'AuthorizationHeaderMalformed', 'IllegalLocationConstraintException'].includes(failure.code)
@@ -265,29 +220,6 @@ export class BucketWriter {
     }
     return transient('put', failure);
   }
-
-  private backoff<T>(call: () => Promise<Step<T>>, deadline: number) {
-    const { config, sleep, random, now } = this.deps;
-    return withThrottleBackoff(call, (step) => (!step.ok && isThrottle(step.failure) ? describe(step.failure) : null), {
-      baseDelayMs: config.throttleBaseDelayMs,
-      maxDelayMs: Math.max(config.throttleBaseDelayMs, 20_000),
-      retries: config.throttleRetries,
-      deadline,
-      sleep,
-      random,
-      now,
-    });
-  }
-}
-
-function sessionRequest(request: WriteScope): SessionRequest {
-  return {
-    connectionId: request.connection.id,
-    roleArn: request.connection.roleArn as string,
-    externalId: request.connection.externalId,
-    bucket: request.bucket,
-    keyPrefix: request.keyPrefix,
-  };
 }
 
 function fail(
@@ -300,7 +232,8 @@ function fail(
 }
 
 function throttled(stage: WriteStage, tries: number, detail: string): WriteOutcome {
-  return fail(stage, 'throttled', `still throttled after ${tries} tries with backoff: ${detail}`, 503);
+  const failure = throttledFailure(tries, detail);
+  return fail(stage, failure.errorClass, failure.detail, failure.statusCode);
 }
 
 function transient(stage: WriteStage, failure: AwsFailure): WriteOutcome {
@@ -309,19 +242,7 @@ function transient(stage: WriteStage, failure: AwsFailure): WriteOutcome {
   return fail(stage, 'storage_error', describe(failure), failure.statusCode);
 }
 
-/** The writer of one process, from the config: one STS client, session and region caches. */
-export function bucketWriterFromConfig(config: Config): BucketWriter {
-  const clients = new AwsClients(config.objectStore);
-  // Session expiry, deadlines and backoff are wall-clock matters (AWS's time), not the scheduler's.
-  const now = () => Date.now();
-  return new BucketWriter({
-    clients,
-    sessions: new RoleSessions(clients.sts, { durationSeconds: config.objectStore.sessionSeconds, now }),
-    regions: new BucketRegions(clients, { now }),
-    config: config.objectStore,
-    secretKey: config.secretKey,
-    now,
-    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-    random: Math.random,
-  });
+/** The writer of one process, from the config: the shared AWS access and a bucket-region cache. */
+export function bucketWriterFromConfig(config: Config, aws: AwsDeliveryDeps = awsDeliveryDeps(config)): BucketWriter {
+  return new BucketWriter({ ...aws, regions: new BucketRegions(aws.clients, { now: aws.now }) });
 }

@@ -1,7 +1,7 @@
 import type { Clock } from '../../domain/clock.js';
 import { VERIFICATION_BODY } from '../../domain/object-body.js';
 import { verificationObjectKey } from '../../domain/object-target.js';
-import { type Connection, claimCheckSlot, markConnectionActive } from '../../store/connections.js';
+import { applyConnectionEffect, type Connection, claimCheckSlot } from '../../store/connections.js';
 import type { Database } from '../../store/database.js';
 import type { BucketWriter } from './bucket-writer.js';
 
@@ -82,7 +82,8 @@ export async function checkConnection(
     };
   }
   const result = report(connection, bucket, key, capabilities);
-  if (result.ok) await markConnectionActive(deps.database.db, { id: connection.id, now: deps.clock.now() });
+  if (result.ok)
+    await applyConnectionEffect(deps.database.db, { connectionId: connection.id, to: 'active' }, deps.clock.now());
   return result;
 }
 

@@ -1,7 +1,7 @@
 import { type Agent, request } from 'undici';
 import { webhookPayloadJson } from '../../domain/envelope.js';
 import type { DueDelivery } from '../../store/deliveries.js';
-import type { DeliveryChannel, DeliveryTarget, DispatchOutcome } from '../channel.js';
+import { type DeliveryChannel, type DeliveryTarget, type DispatchOutcome, failed } from '../channel.js';
 import { blockedLiteral } from './http-client.js';
 import { signWebhook } from './signature.js';
 
@@ -37,12 +37,16 @@ export class WebhookChannel implements DeliveryChannel {
     try {
       url = new URL(due.callbackUrl ?? '');
     } catch {
-      return failure('invalid_url', `callback_url '${due.callbackUrl}' is not a valid URL`);
+      return failed('invalid_url', `callback_url '${due.callbackUrl}' is not a valid URL`, { retryable: false });
     }
     if (this.options.blockPrivateAddresses) {
       const literal = blockedLiteral(url);
-      if (literal) return failure('blocked_address', `${literal} is a private or reserved address`);
-      if (url.protocol !== 'https:') return failure('invalid_url', 'production deliveries require https');
+      // Neither can change by retrying: the URL is what the cargo was submitted with.
+      if (literal)
+        return failed('blocked_address', `${literal} is a private or reserved address`, { retryable: false });
+      if (url.protocol !== 'https:') {
+        return failed('invalid_url', 'production deliveries require https', { retryable: false });
+      }
     }
 
     const body = webhookPayloadJson({
@@ -81,15 +85,12 @@ export class WebhookChannel implements DeliveryChannel {
         detail: `receiver answered HTTP ${response.statusCode}`,
         statusCode: response.statusCode,
         responseExcerpt: excerpt,
+        retryable: true,
       };
     } catch (err) {
       return classifyError(err, this.options.timeoutMs);
     }
   }
-}
-
-function failure(errorClass: string, detail: string): DispatchOutcome {
-  return { kind: 'failed', errorClass, detail, statusCode: null, responseExcerpt: null };
 }
 
 /** The first bytes of the body, for the attempt log; the rest is not read. */
@@ -111,20 +112,20 @@ function classifyError(err: unknown, timeoutMs: number): DispatchOutcome {
   const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
   const code = e.code ?? e.cause?.code ?? '';
   const message = e.message ?? String(err);
-  if (code === 'EBLOCKEDADDRESS') return failure('blocked_address', message);
+  if (code === 'EBLOCKEDADDRESS') return failed('blocked_address', message);
   if (
     e.name === 'TimeoutError' ||
     e.name === 'AbortError' ||
     (code.startsWith('UND_ERR_') && code.includes('TIMEOUT'))
   ) {
-    return failure('timeout', `no response within ${timeoutMs} ms`);
+    return failed('timeout', `no response within ${timeoutMs} ms`);
   }
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME')
-    return failure('dns', `DNS lookup failed: ${message}`);
-  if (code === 'ECONNREFUSED') return failure('connection_refused', message);
+    return failed('dns', `DNS lookup failed: ${message}`);
+  if (code === 'ECONNREFUSED') return failed('connection_refused', message);
   if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE')
-    return failure('connection_reset', message);
+    return failed('connection_reset', message);
   if (code.startsWith('ERR_TLS') || code.startsWith('ERR_SSL') || /CERT|SSL|TLS/.test(code))
-    return failure('tls', message);
-  return failure('network', `${code ? `${code}: ` : ''}${message}`);
+    return failed('tls', message);
+  return failed('network', `${code ? `${code}: ` : ''}${message}`);
 }

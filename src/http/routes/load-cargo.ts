@@ -5,17 +5,11 @@ import type { Clock } from '../../domain/clock.js';
 import { errors, type FieldError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
 import { jsonMemberText } from '../../domain/json-text.js';
-import {
-  bucketAllowed,
-  DEFAULT_KEY_PREFIX,
-  keyPrefixProblem,
-  type ObjectTarget,
-  parseBucketArn,
-} from '../../domain/object-target.js';
 import type { ModelRouter } from '../../providers/routing.js';
 import type { NewCargo } from '../../store/cargo.js';
 import type { AuthContext } from '../auth.js';
 import { apiKeySecurity, authErrorResponses, ErrorBody } from '../schemas.js';
+import { Callback, checkTarget, type TargetRules, targetAddressProblems } from './delivery-target.js';
 
 const TextBlock = Type.Object(
   { type: Type.Literal('text'), text: Type.String({ minLength: 1 }) },
@@ -74,34 +68,6 @@ const BatchRecord = Type.Object(
   { additionalProperties: false },
 );
 
-const ObjectStoreCallback = Type.Object(
-  {
-    type: Type.Literal('object_store'),
-    connection_id: Type.String({
-      minLength: 1,
-      maxLength: 256,
-      description: "A connection of the caller's project (`conn_...`).",
-    }),
-    bucket_arn: Type.String({
-      minLength: 1,
-      maxLength: 2048,
-      description: '`arn:aws:s3:::<bucket>`, without a key path; on the allow-list of the connection if it has one.',
-    }),
-    key_prefix: Type.Optional(
-      Type.String({
-        maxLength: 1024,
-        description:
-          'Default `convoy/`; `""` is the bucket root. Otherwise it ends with `/`, does not start with `/`, has no `..` segment and uses only letters, digits, `/` and `!-_.*\'()`.',
-      }),
-    ),
-  },
-  {
-    additionalProperties: false,
-    description:
-      'Object delivery: the result is written to `{key_prefix}{cargo_id}.json` in the bucket (docs/object-delivery.md).',
-  },
-);
-
 export const LoadCargoBody = Type.Object(
   {
     params: Params,
@@ -119,7 +85,7 @@ export const LoadCargoBody = Type.Object(
         description: 'Webhook target (absolute URL). Omit for mailbox-only cargo.',
       }),
     ),
-    callback: Type.Optional(ObjectStoreCallback),
+    callback: Type.Optional(Callback),
     metadata: Type.Optional(
       Type.Unsafe<Record<string, unknown> | null>({
         type: ['object', 'null'],
@@ -178,8 +144,8 @@ export interface LoadCargoDeps {
   authOf: (request: FastifyRequest) => AuthContext;
   /** The body's JSON text as received. */
   rawBodyOf: (request: FastifyRequest) => string | undefined;
-  /** A connection of the project (object delivery); undefined for another project's or a missing one. */
-  findConnection: (projectId: string, connectionId: string) => Promise<{ allowedTargets: string[] | null } | undefined>;
+  /** The rules of a `callback` target, with the project's connections. */
+  targets: TargetRules;
 }
 
 export function registerLoadCargo(app: FastifyInstance, deps: LoadCargoDeps): void {
@@ -255,13 +221,9 @@ export function registerLoadCargo(app: FastifyInstance, deps: LoadCargoDeps): vo
         });
       }
       if (body.callback_url != null) problems.push(...checkCallbackUrl(body.callback_url, deps.allowHttpCallbacks));
-      const bucket = body.callback ? parseBucketArn(body.callback.bucket_arn) : null;
-      if (bucket && 'problem' in bucket) problems.push({ path: '/callback/bucket_arn', message: bucket.problem });
+      if (body.callback) problems.push(...targetAddressProblems(body.callback, deps.targets));
       if (problems.length > 0 || !route) throw errors.invalidBody(problems);
-      const target =
-        body.callback && bucket && 'bucket' in bucket
-          ? await checkTarget(deps, auth.projectId, body.callback, bucket.bucket)
-          : null;
+      const target = body.callback ? await checkTarget(deps.targets, auth.projectId, body.callback) : null;
 
       const now = deps.clock.now();
       const requests = toProviderRequests(body);
@@ -288,35 +250,6 @@ export function registerLoadCargo(app: FastifyInstance, deps: LoadCargoDeps): vo
       return { cargo_id: cargoId, status: 'success' as const, message: 'Cargo loaded successfully' };
     },
   );
-}
-
-/**
- * The 422 rules of an object-delivery target (document 6.3): the connection must be the
- * project's own, the key prefix well formed, the bucket on the connection's allow-list. Returns
- * the target as it is stored, with the default prefix filled in.
- */
-async function checkTarget(
-  deps: LoadCargoDeps,
-  projectId: string,
-  callback: Static<typeof ObjectStoreCallback>,
-  bucket: string,
-): Promise<ObjectTarget> {
-  const connection = await deps.findConnection(projectId, callback.connection_id);
-  if (!connection) {
-    throw errors.connectionNotFound(callback.connection_id);
-  }
-  const keyPrefix = callback.key_prefix ?? DEFAULT_KEY_PREFIX;
-  const problem = keyPrefixProblem(keyPrefix);
-  if (problem) throw errors.invalidKeyPrefix(keyPrefix, problem);
-  if (!bucketAllowed(connection.allowedTargets, bucket)) {
-    throw errors.targetNotAllowed(callback.bucket_arn, callback.connection_id);
-  }
-  return {
-    type: 'object_store',
-    connection_id: callback.connection_id,
-    bucket_arn: callback.bucket_arn,
-    key_prefix: keyPrefix,
-  };
 }
 
 function checkCallbackUrl(raw: string, allowHttp: boolean): FieldError[] {

@@ -45,7 +45,9 @@ export async function up(db: Kysely<any>, dialect: 'sqlite' | 'postgres'): Promi
       .addColumn('ended_at', 'bigint')
       .execute();
     await sql`insert into deliveries_next select id, cargo_id, channel, status, attempts, next_attempt_at, locked_by,
-      locked_until, last_error, last_status_code, trigger, created_at, updated_at, ended_at from deliveries`.execute(db);
+      locked_until, last_error, last_status_code, trigger, created_at, updated_at, ended_at from deliveries`.execute(
+      db,
+    );
     await db.schema.dropTable('deliveries').execute();
     await db.schema.alterTable('deliveries_next').renameTo('deliveries').execute();
     await db.schema.createIndex('deliveries_cargo').on('deliveries').column('cargo_id').execute();

@@ -37,7 +37,7 @@ function oneLine(text: string): string {
   return text.replace(/\s+/g, ' ').trim().slice(0, 500);
 }
 
-/** Storage or STS telling us to slow down: backed off and retried within the attempt. */
+/** Storage, a message service or STS telling us to slow down: backed off and retried within the attempt. */
 export function isThrottle(failure: AwsFailure): boolean {
   return (
     failure.code === 'SlowDown' ||
@@ -45,6 +45,10 @@ export function isThrottle(failure: AwsFailure): boolean {
     failure.code === 'ThrottlingException' ||
     failure.code === 'RequestLimitExceeded' ||
     failure.code === 'TooManyRequestsException' ||
+    failure.code === 'Throttled' ||
+    failure.code === 'RequestThrottled' ||
+    failure.code === 'KmsThrottled' ||
+    failure.code === 'KMSThrottling' ||
     failure.statusCode === 503
   );
 }

@@ -1,8 +1,11 @@
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
+import { SNSClient } from '@aws-sdk/client-sns';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { STSClient } from '@aws-sdk/client-sts';
-import type { ObjectStoreConfig } from '../../config.js';
+import type { AwsEndpoints, ObjectStoreConfig } from '../../config.js';
 
 export interface SigningCredentials {
   accessKeyId: string;
@@ -19,18 +22,27 @@ export interface S3Target {
   credentials: SigningCredentials;
 }
 
+/** Where a message target is reached: its region and the credentials of the delivery session. */
+export interface MessageTarget {
+  region: string;
+  credentials: SigningCredentials;
+}
+
 /**
  * The AWS SDK clients of one process. STS is called with the service's own identity (the standard
- * credential chain unless the config gives credentials); S3 is called with a delivery session's
- * (or a connection's static) credentials, so an S3 client is made per call over one shared pool
- * of keep-alive sockets. The SDK's own retries are off: a failed call is a value the caller
+ * credential chain unless the config gives credentials); S3, SQS, SNS and EventBridge are called
+ * with a delivery session's (or a connection's static) credentials, so their clients are made per
+ * call over one shared pool of keep-alive sockets. The SDK's own retries are off: a failed call is a value the caller
  * classifies, and throttling has its own backoff (throttle-backoff.ts).
  */
 export class AwsClients {
   readonly sts: STSClient;
   private readonly requestHandler;
 
-  constructor(config: ObjectStoreConfig) {
+  constructor(
+    config: ObjectStoreConfig,
+    private readonly endpoints: AwsEndpoints = { sqs: null, sns: null, eventBridge: null },
+  ) {
     this.requestHandler = {
       httpAgent: new HttpAgent({ keepAlive: true, maxSockets: 64 }),
       httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets: 64 }),
@@ -63,10 +75,40 @@ export class AwsClients {
     });
   }
 
+  sqs(target: MessageTarget): SQSClient {
+    // Requests go to the region's endpoint (or the override), never to the host a queue URL names.
+    return new SQSClient({
+      ...this.messageClientConfig(target),
+      useQueueUrlAsEndpoint: false,
+      ...endpoint(this.endpoints.sqs),
+    });
+  }
+
+  sns(target: MessageTarget): SNSClient {
+    return new SNSClient({ ...this.messageClientConfig(target), ...endpoint(this.endpoints.sns) });
+  }
+
+  eventBridge(target: MessageTarget): EventBridgeClient {
+    return new EventBridgeClient({ ...this.messageClientConfig(target), ...endpoint(this.endpoints.eventBridge) });
+  }
+
+  private messageClientConfig(target: MessageTarget) {
+    return {
+      region: target.region,
+      credentials: target.credentials,
+      maxAttempts: 1,
+      requestHandler: this.requestHandler,
+    };
+  }
+
   /** Closes the pooled sockets (process shutdown, tests). */
   destroy(): void {
     this.sts.destroy();
     this.requestHandler.httpAgent.destroy();
     this.requestHandler.httpsAgent.destroy();
   }
+}
+
+function endpoint(url: string | null): { endpoint?: string } {
+  return url ? { endpoint: url } : {};
 }

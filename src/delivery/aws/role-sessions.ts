@@ -1,5 +1,5 @@
 import { AssumeRoleCommand, type STSClient } from '@aws-sdk/client-sts';
-import { roleSessionName, sessionPolicyJson } from '../../domain/session-policy.js';
+import { roleSessionName } from '../../domain/session-policy.js';
 import type { SigningCredentials } from './aws-clients.js';
 import { type AwsFailure, awsFailure } from './aws-errors.js';
 
@@ -7,8 +7,8 @@ export interface SessionRequest {
   connectionId: string;
   roleArn: string;
   externalId: string;
-  bucket: string;
-  keyPrefix: string;
+  /** The session policy (JSON): the one action on the one resource this session is for. */
+  policy: string;
 }
 
 export type SessionOutcome = { ok: true; credentials: SigningCredentials } | { ok: false; failure: AwsFailure };
@@ -29,8 +29,8 @@ export interface RoleSessionsOptions {
 }
 
 /**
- * Temporary credentials per (connection, bucket, prefix): the session policy names the bucket
- * and prefix, so each target has its own session. Cached until shortly before they expire; a
+ * Temporary credentials per (connection, session policy): the policy names the target (a bucket
+ * and prefix, a queue, a topic, an event bus), so each target has its own session. Cached until shortly before they expire; a
  * bounded map (oldest out first), and concurrent deliveries to one target share one AssumeRole.
  * Credentials live only here, in memory, and are never logged.
  */
@@ -73,7 +73,7 @@ export class RoleSessions {
           RoleArn: request.roleArn,
           RoleSessionName: roleSessionName(request.connectionId),
           ExternalId: request.externalId,
-          Policy: sessionPolicyJson(request.bucket, request.keyPrefix),
+          Policy: request.policy,
           DurationSeconds: this.options.durationSeconds,
         }),
         { abortSignal: signal },
@@ -116,5 +116,5 @@ export class RoleSessions {
 }
 
 function cacheKey(request: SessionRequest): string {
-  return JSON.stringify([request.connectionId, request.roleArn, request.externalId, request.bucket, request.keyPrefix]);
+  return JSON.stringify([request.connectionId, request.roleArn, request.externalId, request.policy]);
 }
