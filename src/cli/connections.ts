@@ -1,9 +1,18 @@
 import type { Command } from 'commander';
-import { loadConfig } from '../config.js';
+import { type Config, loadConfig } from '../config.js';
+import type { AwsDeliveryDeps } from '../delivery/aws/connection-access.js';
 import type { CapabilityResult, CheckReport } from '../delivery/object-store/capability-check.js';
-import { isoTime } from '../domain/clock.js';
+import { type Clock, isoTime } from '../domain/clock.js';
 import { CHECK_INTERVAL_MS, isRoleArn, newExternalId } from '../domain/connections.js';
 import { newId } from '../domain/ids.js';
+import {
+  DEFAULT_DETAIL_TYPE,
+  type MessageTarget,
+  parseEventBusArn,
+  parseQueueArn,
+  parseTopicArn,
+  resolveMessageTarget,
+} from '../domain/message-targets.js';
 import { bucketArn, DEFAULT_KEY_PREFIX, keyPrefixProblem, parseBucketArn } from '../domain/object-target.js';
 import { sealSecret } from '../domain/secret-box.js';
 import {
@@ -13,9 +22,10 @@ import {
   insertConnection,
   listConnections,
 } from '../store/connections.js';
+import type { Database } from '../store/database.js';
 import { findProjectBySlug } from '../store/projects.js';
 import type { CommandContext } from './context.js';
-import { CliError, print, table } from './output.js';
+import { CliError, type Output, print, table } from './output.js';
 
 const maybeIso = (ms: number | null) => (ms === null ? null : isoTime(ms));
 
@@ -47,7 +57,7 @@ function connectionText(c: Connection, projectSlug: string): string {
       : `  role:          ${c.roleArn}`,
     `  external id:   ${c.externalId}`,
     ...(c.region ? [`  region:        ${c.region}`] : []),
-    `  allowed:       ${c.allowedTargets ? c.allowedTargets.join(', ') : 'any bucket'}`,
+    `  allowed:       ${c.allowedTargets ? c.allowedTargets.join(', ') : 'any target'}`,
     `  status:        ${c.status}`,
   ];
   if (c.lastFailedAt !== null) {
@@ -66,21 +76,26 @@ function trustPolicyHint(c: Connection): string {
     '',
     `    "Condition": ${condition}`,
     '',
-    `Then run: barge connection check ${c.id} --bucket arn:aws:s3:::<bucket>`,
+    `Then run: barge connection check ${c.id} --bucket arn:aws:s3:::<bucket> (or --queue-url, --topic-arn, --event-bus-arn)`,
   ].join('\n');
 }
 
-function parseBuckets(values: string[]): string[] | null {
+/** An allow-list entry: the ARN of a bucket, queue, topic or event bus. */
+function parseTargetArn(value: string): string {
+  const bucket = parseBucketArn(value);
+  if (!('problem' in bucket)) return bucketArn(bucket.bucket);
+  for (const parse of [parseQueueArn, parseTopicArn, parseEventBusArn]) {
+    const parsed = parse(value);
+    if (!('problem' in parsed)) return parsed.arn;
+  }
+  throw new CliError(
+    `invalid --allow '${value}': give the ARN of a bucket (arn:aws:s3:::<bucket>), queue (arn:aws:sqs:…), topic (arn:aws:sns:…) or event bus (arn:aws:events:…:event-bus/…)`,
+  );
+}
+
+function parseTargets(values: string[]): string[] | null {
   if (values.length === 0) return null;
-  return [
-    ...new Set(
-      values.map((value) => {
-        const parsed = parseBucketArn(value);
-        if ('problem' in parsed) throw new CliError(`invalid --allow '${value}': ${parsed.problem}`);
-        return bucketArn(parsed.bucket);
-      }),
-    ),
-  ];
+  return [...new Set(values.map(parseTargetArn))];
 }
 
 function parseEndpoint(raw: string): string {
@@ -116,7 +131,9 @@ interface CreateOptions {
 export function registerConnectionCommands(program: Command, run: CommandContext['run']): void {
   const connection = program
     .command('connection')
-    .description("Manage object-delivery connections: a project's access to its customers' buckets");
+    .description(
+      "Manage delivery connections: a project's access to its customers' buckets, queues, topics and event buses",
+    );
 
   connection
     .command('create <slug>')
@@ -124,7 +141,12 @@ export function registerConnectionCommands(program: Command, run: CommandContext
       'Create a connection: a role barge assumes (--role-arn), or static credentials for an S3-compatible store (--access-key-id with --secret-access-key-stdin, usually with --endpoint)',
     )
     .option('--role-arn <arn>', "the customer's IAM role, arn:aws:iam::<account>:role/<name>")
-    .option('--allow <bucket-arn>', 'restrict deliveries to this bucket (repeatable)', collect, [] as string[])
+    .option(
+      '--allow <arn>',
+      'restrict deliveries to this bucket, queue, topic or event bus ARN (repeatable)',
+      collect,
+      [] as string[],
+    )
     .option('--endpoint <url>', 'S3-compatible endpoint (MinIO, Ceph, R2); path-style addressing is used')
     .option('--region <region>', 'signing region for the store (default: BARGE_AWS_REGION)')
     .option('--access-key-id <id>', 'static credentials: the access key id')
@@ -147,7 +169,7 @@ export function registerConnectionCommands(program: Command, run: CommandContext
         if (opts.region !== undefined && !/^[a-z0-9]+(-[a-z0-9]+)*$/.test(opts.region)) {
           throw new CliError(`invalid --region '${opts.region}'`);
         }
-        const allowedTargets = parseBuckets(opts.allow);
+        const allowedTargets = parseTargets(opts.allow);
         const endpointUrl = opts.endpoint === undefined ? null : parseEndpoint(opts.endpoint);
         const project = await findProjectBySlug(db, slug);
         if (!project) throw new CliError(`no project '${slug}'`);
@@ -246,48 +268,135 @@ export function registerConnectionCommands(program: Command, run: CommandContext
   connection
     .command('check <connection-id>')
     .description(
-      `Capability check: assume the role and write {prefix}svc-verify.json, reporting each capability (at most one per ${CHECK_INTERVAL_MS / 1000} s per connection)`,
+      `Capability check: assume the role and write {prefix}svc-verify.json, or send one marked message (attribute or detail barge_verification), reporting each capability (at most one per ${CHECK_INTERVAL_MS / 1000} s per connection)`,
     )
-    .requiredOption('--bucket <bucket-arn>', 'the bucket to probe, arn:aws:s3:::<bucket>')
-    .option('--prefix <prefix>', `the key prefix deliveries use (default ${DEFAULT_KEY_PREFIX})`)
-    .option('--role-only', 'only assume the role: writes nothing and is not rate limited')
+    .option('--bucket <bucket-arn>', 'an object-store target, arn:aws:s3:::<bucket>')
+    .option('--prefix <prefix>', `with --bucket: the key prefix deliveries use (default ${DEFAULT_KEY_PREFIX})`)
+    .option('--queue-url <url>', 'an SQS target')
+    .option('--topic-arn <arn>', 'an SNS target')
+    .option('--event-bus-arn <arn>', 'an EventBridge target')
+    .option('--detail-type <type>', `with --event-bus-arn (default ${DEFAULT_DETAIL_TYPE})`)
+    .option('--role-only', 'only assume the role: writes or sends nothing and is not rate limited')
     .option('--json', 'print one JSON object')
-    .action((connectionId: string, opts: { bucket: string; prefix?: string; roleOnly?: boolean; json?: boolean }) =>
+    .action((connectionId: string, opts: CheckOptions) =>
       run(opts, async ({ database, clock, out }) => {
-        const parsed = parseBucketArn(opts.bucket);
-        if ('problem' in parsed) throw new CliError(`invalid --bucket '${opts.bucket}': ${parsed.problem}`);
-        const keyPrefix = opts.prefix ?? DEFAULT_KEY_PREFIX;
-        const problem = keyPrefixProblem(keyPrefix);
-        if (problem) throw new CliError(`invalid --prefix '${keyPrefix}': ${problem}`);
+        const config = loadConfig();
+        const given = [opts.bucket, opts.queueUrl, opts.topicArn, opts.eventBusArn].filter((v) => v !== undefined);
+        if (given.length !== 1) {
+          throw new CliError('give one target: --bucket, --queue-url, --topic-arn or --event-bus-arn');
+        }
         const found = await findConnectionWithProject(database.db, connectionId);
         if (!found) throw new CliError(`no connection '${connectionId}'`);
         const { connection: conn } = found;
-        if (conn.allowedTargets && !conn.allowedTargets.includes(bucketArn(parsed.bucket))) {
-          throw new CliError(`bucket '${opts.bucket}' is not on the allow-list of ${conn.id}`);
-        }
         // Loaded here, not at the top: the AWS SDK would slow every other admin command down.
-        const { bucketWriterFromConfig } = await import('../delivery/object-store/bucket-writer.js');
-        const { checkConnection } = await import('../delivery/object-store/capability-check.js');
-        const writer = bucketWriterFromConfig(loadConfig());
+        const { awsDeliveryDeps } = await import('../delivery/aws/connection-access.js');
+        const aws = awsDeliveryDeps(config);
         try {
-          const result = await checkConnection(
-            { database, clock, writer },
-            { connection: conn, bucket: parsed.bucket, keyPrefix, roleOnly: opts.roleOnly === true },
-          );
-          if ('refused' in result) {
-            const wait = Math.ceil(result.waitMs / 1000);
-            throw new CliError(
-              `a capability check of ${conn.id} ran less than ${CHECK_INTERVAL_MS / 1000} s ago (checks write a real object): wait ${wait} s`,
-            );
-          }
-          print(out, checkJson(result, opts.bucket), () => checkText(result, opts.bucket));
-          if (!result.ok) process.exitCode = 1;
+          if (opts.bucket !== undefined) await checkBucket(opts, conn, { database, clock, out, config, aws });
+          else await checkMessage(opts, conn, { database, clock, out, config, aws });
         } finally {
-          writer.close();
+          aws.clients.destroy();
         }
       }),
     );
 }
+
+interface CheckOptions {
+  bucket?: string;
+  prefix?: string;
+  queueUrl?: string;
+  topicArn?: string;
+  eventBusArn?: string;
+  detailType?: string;
+  roleOnly?: boolean;
+  json?: boolean;
+}
+
+interface CheckContext {
+  database: Database;
+  clock: Clock;
+  out: Output;
+  config: Config;
+  aws: AwsDeliveryDeps;
+}
+
+function refusedCheck(connectionId: string, waitMs: number): CliError {
+  return new CliError(
+    `a capability check of ${connectionId} ran less than ${CHECK_INTERVAL_MS / 1000} s ago (checks write or send for real): wait ${Math.ceil(waitMs / 1000)} s`,
+  );
+}
+
+async function checkBucket(opts: CheckOptions, conn: Connection, ctx: CheckContext): Promise<void> {
+  const bucket = opts.bucket as string;
+  const parsed = parseBucketArn(bucket);
+  if ('problem' in parsed) throw new CliError(`invalid --bucket '${bucket}': ${parsed.problem}`);
+  const keyPrefix = opts.prefix ?? DEFAULT_KEY_PREFIX;
+  const problem = keyPrefixProblem(keyPrefix);
+  if (problem) throw new CliError(`invalid --prefix '${keyPrefix}': ${problem}`);
+  if (conn.allowedTargets && !conn.allowedTargets.includes(bucketArn(parsed.bucket))) {
+    throw new CliError(`bucket '${bucket}' is not on the allow-list of ${conn.id}`);
+  }
+  const { bucketWriterFromConfig } = await import('../delivery/object-store/bucket-writer.js');
+  const { checkConnection } = await import('../delivery/object-store/capability-check.js');
+  const writer = bucketWriterFromConfig(ctx.config, ctx.aws);
+  const result = await checkConnection(
+    { database: ctx.database, clock: ctx.clock, writer },
+    { connection: conn, bucket: parsed.bucket, keyPrefix, roleOnly: opts.roleOnly === true },
+  );
+  if ('refused' in result) throw refusedCheck(conn.id, result.waitMs);
+  print(ctx.out, checkJson(result, bucket), () => checkText(result, bucket));
+  if (!result.ok) process.exitCode = 1;
+}
+
+async function checkMessage(opts: CheckOptions, conn: Connection, ctx: CheckContext): Promise<void> {
+  const target: MessageTarget =
+    opts.queueUrl !== undefined
+      ? { type: 'sqs', connection_id: conn.id, queue_url: opts.queueUrl }
+      : opts.topicArn !== undefined
+        ? { type: 'sns', connection_id: conn.id, topic_arn: opts.topicArn }
+        : {
+            type: 'eventbridge',
+            connection_id: conn.id,
+            event_bus_arn: opts.eventBusArn as string,
+            detail_type: opts.detailType ?? DEFAULT_DETAIL_TYPE,
+          };
+  const resolved = resolveMessageTarget(target, {
+    sqsEndpointOverride: ctx.config.awsEndpoints.sqs !== null,
+    defaultRegion: ctx.config.objectStore.region,
+  });
+  if ('problem' in resolved)
+    throw new CliError(`invalid ${resolved.path.replace('/callback/', '')}: ${resolved.problem}`);
+  if (conn.allowedTargets && !conn.allowedTargets.includes(resolved.arn)) {
+    throw new CliError(`'${resolved.arn}' is not on the allow-list of ${conn.id}`);
+  }
+  const { messageTargetKinds } = await import('../delivery/registry.js');
+  const { checkMessageTarget } = await import('../delivery/messages/message-check.js');
+  const result = await checkMessageTarget(
+    { database: ctx.database, clock: ctx.clock, aws: ctx.aws },
+    messageTargetKinds[target.type],
+    { connection: conn, target, resolved, roleOnly: opts.roleOnly === true },
+  );
+  if ('refused' in result) throw refusedCheck(conn.id, result.waitMs);
+  const { assumeRole, send } = result.capabilities;
+  print(
+    ctx.out,
+    {
+      connection_id: result.connectionId,
+      target: result.target,
+      ok: result.ok,
+      capabilities: { assume_role: assumeRole, send },
+    },
+    () =>
+      [
+        `Capability check of ${result.connectionId} on ${result.target}: ${result.ok ? 'passed' : 'FAILED'}`,
+        capabilityLine('assume role', assumeRole),
+        capabilityLine('send', send),
+      ].join('\n'),
+  );
+  if (!result.ok) process.exitCode = 1;
+}
+
+const capabilityLine = (name: string, c: CapabilityResult) => `  ${name.padEnd(16)} ${c.status.padEnd(9)} ${c.detail}`;
 
 function checkJson(report: CheckReport, bucket: string) {
   const { assumeRole, putObject, encryptionKey } = report.capabilities;
@@ -301,7 +410,7 @@ function checkJson(report: CheckReport, bucket: string) {
 }
 
 function checkText(report: CheckReport, bucket: string): string {
-  const line = (name: string, c: CapabilityResult) => `  ${name.padEnd(16)} ${c.status.padEnd(9)} ${c.detail}`;
+  const line = capabilityLine;
   const { assumeRole, putObject, encryptionKey } = report.capabilities;
   return [
     `Capability check of ${report.connectionId} on ${bucket}${report.key ? ` (${report.key})` : ''}: ${report.ok ? 'passed' : 'FAILED'}`,

@@ -1,9 +1,11 @@
 import type { Config } from '../config.js';
+import type { MessageTargetType } from '../domain/message-targets.js';
 import type { AwsDeliveryDeps } from './aws/connection-access.js';
 import type { DeliveryChannel } from './channel.js';
 import type { FindConnection } from './connection-target.js';
 import { eventBridgeTarget } from './eventbridge/eventbridge-target.js';
 import { MessageChannel } from './messages/message-channel.js';
+import type { MessageTargetKind } from './messages/message-kind.js';
 import { bucketWriterFromConfig } from './object-store/bucket-writer.js';
 import { ObjectStoreChannel } from './object-store/object-store-channel.js';
 import { snsTarget } from './sns/sns-target.js';
@@ -16,6 +18,13 @@ export interface ChannelDeps {
   aws: AwsDeliveryDeps;
   findConnection: FindConnection;
 }
+
+/** Every message target kind, by its `callback.type`: a new one is one module and one line here. */
+export const messageTargetKinds: Record<MessageTargetType, MessageTargetKind> = {
+  sqs: sqsTarget,
+  sns: snsTarget,
+  eventbridge: eventBridgeTarget,
+};
 
 /** The delivery channels of this process, by the name delivery rows carry. */
 export function buildChannels(config: Config, version: string, deps: ChannelDeps): Map<string, DeliveryChannel> {
@@ -46,9 +55,7 @@ export function buildChannels(config: Config, version: string, deps: ChannelDeps
   const channels: DeliveryChannel[] = [
     webhook,
     objectStore,
-    new MessageChannel(sqsTarget, messages),
-    new MessageChannel(snsTarget, messages),
-    new MessageChannel(eventBridgeTarget, messages),
+    ...Object.values(messageTargetKinds).map((kind) => new MessageChannel(kind, messages)),
   ];
   return new Map(channels.map((channel) => [channel.name, channel]));
 }

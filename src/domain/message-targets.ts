@@ -71,6 +71,16 @@ export function parseQueueUrl(
   return { arn: `arn:${partition}:sqs:${region}:${account}:${name}`, region, account, name };
 }
 
+const QUEUE_ARN = new RegExp(`^arn:${PARTITION}:sqs:${REGION}:(\\d{12}):([A-Za-z0-9_-]{1,75}(?:\\.fifo)?)$`);
+
+/** A queue's ARN (allow-lists name queues by ARN, like every other target). */
+export function parseQueueArn(arn: string): ResolvedTarget | { problem: string } {
+  const match = QUEUE_ARN.exec(arn);
+  if (!match) return { problem: 'must be a queue ARN of the form arn:aws:sqs:<region>:<account>:<queue name>' };
+  const [, , region, account, name] = match as unknown as [string, string, string, string, string];
+  return { arn, region, account, name };
+}
+
 export function parseTopicArn(arn: string): ResolvedTarget | { problem: string } {
   const match = TOPIC_ARN.exec(arn);
   if (!match) return { problem: 'must be a topic ARN of the form arn:aws:sns:<region>:<account>:<topic name>' };

@@ -22,7 +22,13 @@ export function smtpMailer(options: { url: string | null; from: string }): Maile
   return {
     async send(message) {
       if (url === null) return { sent: false, reason: 'no SMTP server is configured (BARGE_SMTP_URL)' };
-      transport ??= createTransport(url, { from: options.from });
+      // Bounded, so a send is over well within the outbox lease (BARGE_LEASE_MS, 60 s by default).
+      transport ??= createTransport(
+        { url, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000 } as Parameters<
+          typeof createTransport
+        >[0],
+        { from: options.from },
+      );
       try {
         await transport.sendMail({ from: options.from, ...message });
         return { sent: true };

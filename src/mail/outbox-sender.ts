@@ -8,21 +8,21 @@ import type { Mailer } from './mailer.js';
 const FIRST_RETRY_MS = 30_000;
 const MAX_RETRY_MS = 3_600_000;
 const MAX_TRIES = 12;
-/** A send (one SMTP conversation) must be over well before its lease ends. */
-const LEASE_MS = 120_000;
 
 export interface OutboxSenderDeps {
   database: Database;
   clock: Clock;
   mailer: Mailer;
   workerId: string;
+  /** How long a claimed message is this worker's: a worker that dies while sending lets it lapse. */
+  leaseMs: number;
   log: Logger;
 }
 
 /** One pass of the outbox: sends what is due, at least once each; returns when to look again. */
 export async function sendDueMail(deps: OutboxSenderDeps): Promise<{ didWork: boolean; nextAt: number | null }> {
   const { database, clock, mailer, workerId, log } = deps;
-  const due = await claimDueMail(database, { workerId, now: clock.now(), leaseMs: LEASE_MS, limit: 20 });
+  const due = await claimDueMail(database, { workerId, now: clock.now(), leaseMs: deps.leaseMs, limit: 20 });
   for (const item of due) {
     const sent = await mailer.send(item.mail);
     const now = clock.now();

@@ -183,8 +183,8 @@ export class PipelineWorker {
   }
 
   private sendMail(): Promise<StepOutcome> {
-    const { database, clock, workerId, log } = this.ctx;
-    return sendDueMail({ database, clock, workerId, log, mailer: this.options.mailer });
+    const { database, clock, workerId, log, settings } = this.ctx;
+    return sendDueMail({ database, clock, workerId, log, leaseMs: settings.leaseMs, mailer: this.options.mailer });
   }
 
   private async purge(): Promise<StepOutcome> {

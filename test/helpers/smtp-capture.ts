@@ -14,7 +14,12 @@ export interface CapturedMail {
 /** A local SMTP server (smtp-server) that accepts and keeps every message. */
 export async function startSmtpCapture() {
   const messages: CapturedMail[] = [];
+  let hanging = false;
   const server = new SMTPServer({
+    // While hanging, a client is accepted and never greeted: a send stays in flight.
+    onConnect(_session, callback) {
+      if (!hanging) callback();
+    },
     authOptional: true,
     disabledCommands: ['STARTTLS'],
     logger: false,
@@ -53,6 +58,10 @@ export async function startSmtpCapture() {
   return {
     url: `smtp://127.0.0.1:${port}`,
     messages,
+    /** Accept connections and never answer (true), or serve normally again (false). */
+    hang(on: boolean) {
+      hanging = on;
+    },
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
