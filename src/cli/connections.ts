@@ -84,6 +84,7 @@ function trustPolicyHint(c: Connection): string {
 function parseTargetArn(value: string): string {
   const bucket = parseBucketArn(value);
   if (!('problem' in bucket)) return bucketArn(bucket.bucket);
+  if (value.startsWith('arn:aws:s3:')) throw new CliError(`invalid --allow '${value}': ${bucket.problem}`);
   for (const parse of [parseQueueArn, parseTopicArn, parseEventBusArn]) {
     const parsed = parse(value);
     if (!('problem' in parsed)) return parsed.arn;
@@ -320,9 +321,13 @@ interface CheckContext {
   aws: AwsDeliveryDeps;
 }
 
-function refusedCheck(connectionId: string, waitMs: number): CliError {
+function refusedCheck(
+  connectionId: string,
+  waitMs: number,
+  what: 'write a real object' | 'send a real message',
+): CliError {
   return new CliError(
-    `a capability check of ${connectionId} ran less than ${CHECK_INTERVAL_MS / 1000} s ago (checks write or send for real): wait ${Math.ceil(waitMs / 1000)} s`,
+    `a capability check of ${connectionId} ran less than ${CHECK_INTERVAL_MS / 1000} s ago (checks ${what}): wait ${Math.ceil(waitMs / 1000)} s`,
   );
 }
 
@@ -343,7 +348,7 @@ async function checkBucket(opts: CheckOptions, conn: Connection, ctx: CheckConte
     { database: ctx.database, clock: ctx.clock, writer },
     { connection: conn, bucket: parsed.bucket, keyPrefix, roleOnly: opts.roleOnly === true },
   );
-  if ('refused' in result) throw refusedCheck(conn.id, result.waitMs);
+  if ('refused' in result) throw refusedCheck(conn.id, result.waitMs, 'write a real object');
   print(ctx.out, checkJson(result, bucket), () => checkText(result, bucket));
   if (!result.ok) process.exitCode = 1;
 }
@@ -376,7 +381,7 @@ async function checkMessage(opts: CheckOptions, conn: Connection, ctx: CheckCont
     messageTargetKinds[target.type],
     { connection: conn, target, resolved, roleOnly: opts.roleOnly === true },
   );
-  if ('refused' in result) throw refusedCheck(conn.id, result.waitMs);
+  if ('refused' in result) throw refusedCheck(conn.id, result.waitMs, 'send a real message');
   const { assumeRole, send } = result.capabilities;
   print(
     ctx.out,
