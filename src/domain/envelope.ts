@@ -56,5 +56,8 @@ export function targetMessageJson(
   const oversize =
     result.success && result.responseJson !== null && Buffer.byteLength(result.responseJson, 'utf8') > inlineMaxBytes;
   const payload = webhookPayloadJson(oversize ? { ...result, responseJson: null } : result);
-  return `${payload.slice(0, -1)},"result_url":${JSON.stringify(result.resultUrl)}${oversize ? ',"oversize":true' : ''}}`;
+  const json = `${payload.slice(0, -1)},"result_url":${JSON.stringify(result.resultUrl)}${oversize ? ',"oversize":true' : ''}}`;
+  // SQS refuses U+FFFE and U+FFFF in a message, which JSON leaves as they are: escaped, the text
+  // is the same JSON value.
+  return json.replace(/[\uFFFE\uFFFF]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
 }

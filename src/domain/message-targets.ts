@@ -30,9 +30,12 @@ export interface ResolvedTarget {
 
 const PARTITION = '(aws|aws-cn|aws-us-gov)';
 const REGION = '([a-z]{2}(?:-[a-z]+)+-\\d+)';
-const TOPIC_ARN = new RegExp(`^arn:${PARTITION}:sns:${REGION}:(\\d{12}):([A-Za-z0-9_-]{1,251}(?:\\.fifo)?)$`);
+const TOPIC_ARN = new RegExp(
+  `^arn:${PARTITION}:sns:${REGION}:(\\d{12}):((?:[A-Za-z0-9_-]{1,256}|[A-Za-z0-9_-]{1,251}\\.fifo))$`,
+);
 const BUS_ARN = new RegExp(`^arn:${PARTITION}:events:${REGION}:(\\d{12}):event-bus/([A-Za-z0-9._/-]{1,256})$`);
-const QUEUE_NAME = /^[A-Za-z0-9_-]{1,75}(?:\.fifo)?$/;
+// AWS counts `.fifo` within a queue name's 80 characters, and a topic name's 256.
+const QUEUE_NAME = /^(?:[A-Za-z0-9_-]{1,80}|[A-Za-z0-9_-]{1,75}\.fifo)$/;
 const AWS_QUEUE_HOST = /^(?:sqs\.([a-z]{2}(?:-[a-z]+)+-\d+)|([a-z]{2}(?:-[a-z]+)+-\d+)\.queue)\.amazonaws\.com(\.cn)?$/;
 
 /**
@@ -71,7 +74,9 @@ export function parseQueueUrl(
   return { arn: `arn:${partition}:sqs:${region}:${account}:${name}`, region, account, name };
 }
 
-const QUEUE_ARN = new RegExp(`^arn:${PARTITION}:sqs:${REGION}:(\\d{12}):([A-Za-z0-9_-]{1,75}(?:\\.fifo)?)$`);
+const QUEUE_ARN = new RegExp(
+  `^arn:${PARTITION}:sqs:${REGION}:(\\d{12}):((?:[A-Za-z0-9_-]{1,80}|[A-Za-z0-9_-]{1,75}\\.fifo))$`,
+);
 
 /** A queue's ARN (allow-lists name queues by ARN, like every other target). */
 export function parseQueueArn(arn: string): ResolvedTarget | { problem: string } {
