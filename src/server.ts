@@ -73,7 +73,7 @@ export async function startService(options: StartOptions): Promise<Service> {
         delivery: {
           channels: buildChannels(config, packageVersion(), {
             aws: awsDeliveryDeps(config),
-            findConnection: (projectId, id) => findProjectConnection(database.db, projectId, id),
+            findConnection: (projectId, id) => findProjectConnection(database.read, projectId, id),
           }),
           settings: delivererSettings(config),
           shutdownGraceMs: 10_000,
@@ -92,7 +92,7 @@ export async function startService(options: StartOptions): Promise<Service> {
   if (role === 'all' || role === 'api') {
     const cargoWriter = new GroupCommitWriter<NewCargo>(
       async (rows) => {
-        await insertCargo(database.db, rows);
+        await insertCargo(database.write, rows);
         await notifyNewCargo(database);
         worker?.wake();
       },
@@ -154,11 +154,11 @@ async function createDevelopmentProject(
   clock: Clock,
   announce: (text: string) => void = (text) => process.stdout.write(text),
 ): Promise<void> {
-  if ((await countProjects(database.db)) > 0) return;
+  if ((await countProjects(database.write)) > 0) return;
   const now = clock.now();
-  const project = await createProject(database.db, 'default', now);
+  const project = await createProject(database.write, 'default', now);
   if (project === 'slug_taken') return;
-  const { key } = await createApiKey(database.db, {
+  const { key } = await createApiKey(database.write, {
     projectId: project.id,
     name: 'development',
     expiresAt: null,

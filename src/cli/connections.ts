@@ -286,7 +286,7 @@ export function registerConnectionCommands(program: Command, run: CommandContext
         if (given.length !== 1) {
           throw new CliError('give one target: --bucket, --queue-url, --topic-arn or --event-bus-arn');
         }
-        const found = await findConnectionWithProject(database.db, connectionId);
+        const found = await findConnectionWithProject(database.write, connectionId);
         if (!found) throw new CliError(`no connection '${connectionId}'`);
         const { connection: conn } = found;
         // Loaded here, not at the top: the AWS SDK would slow every other admin command down.

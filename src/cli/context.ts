@@ -20,10 +20,10 @@ export interface CommandContext {
 export const runCommand: CommandContext['run'] = async (opts, body) => {
   const out: Output = { json: opts.json === true };
   try {
-    const database = openDatabase(loadConfig().databaseUrl);
+    const database = openDatabase(loadConfig().databaseUrl, { writeThread: false });
     try {
       await migrate(database);
-      await body({ db: database.db, database, clock: systemClock, out });
+      await body({ db: database.write, database, clock: systemClock, out });
     } finally {
       await database.close();
     }

@@ -65,7 +65,7 @@ program
   .action(async (opts: { json?: boolean }) => {
     const out = { json: opts.json === true };
     try {
-      const database = openDatabase(loadConfig().databaseUrl);
+      const database = openDatabase(loadConfig().databaseUrl, { writeThread: false });
       try {
         const { applied } = await migrate(database);
         print(out, { applied }, () => (applied.length ? `Applied ${applied.join(', ')}` : 'Database is up to date'));

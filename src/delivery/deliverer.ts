@@ -202,7 +202,7 @@ export class Deliverer {
     if (due.length > 0) return { didWork: true, nextAt: null };
     // Due deliveries wait for a slot of a busy host: a slot's release wakes the loop (this is the safety net).
     if (waitingForSlot) return { didWork: false, nextAt: now + SLOW_HOST_DEFER_MS };
-    return { didWork: false, nextAt: await nextDeliveryAt(database.db) };
+    return { didWork: false, nextAt: await nextDeliveryAt(database.read) };
   }
 
   /** Waits for attempts in flight (bounded by the receiver timeout), then gives up every lease left. */
@@ -210,7 +210,7 @@ export class Deliverer {
     this.stopping = true;
     const all = Promise.all(this.running);
     await Promise.race([all, new Promise((resolve) => setTimeout(resolve, graceMs).unref())]);
-    await releaseDeliveryLeases(this.deps.database.db, this.deps.workerId, this.deps.clock.now());
+    await releaseDeliveryLeases(this.deps.database.write, this.deps.workerId, this.deps.clock.now());
   }
 
   /** Attempts in flight and leased ahead, until recorded (tests wait for them). */
@@ -268,7 +268,7 @@ export class Deliverer {
     }
     if (stale.length > 0) {
       this.track(
-        releaseDeliveryLeases(this.deps.database.db, this.deps.workerId, this.deps.clock.now(), stale).catch(
+        releaseDeliveryLeases(this.deps.database.write, this.deps.workerId, this.deps.clock.now(), stale).catch(
           (err: unknown) => this.deps.log.error({ err }, 'could not give leases back'),
         ),
       );
@@ -281,7 +281,11 @@ export class Deliverer {
   /** A connection state change and its incident mail, in one transaction (store/connections.ts). */
   private async applyEffect(effect: ConnectionEffect): Promise<void> {
     try {
-      const { changed, mailQueued } = await applyConnectionEffect(this.deps.database.db, effect, this.deps.clock.now());
+      const { changed, mailQueued } = await applyConnectionEffect(
+        this.deps.database.write,
+        effect,
+        this.deps.clock.now(),
+      );
       if (mailQueued) this.deps.onMailQueued?.();
       if (changed && effect.to === 'failed') {
         this.deps.log.warn(

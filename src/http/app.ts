@@ -99,12 +99,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     decodeContentEncoding(request, payload, config.bodyLimitBytes),
   );
 
-  const authenticator = new Authenticator(deps.database.db, deps.clock, {
+  const authenticator = new Authenticator(deps.database, deps.clock, {
     cacheTtlMs: config.keyCacheTtlMs,
     onTouchError: (err) => app.log.warn({ err }, 'could not record last_used_at'),
   });
   await registerRateLimit(app, {
-    db: deps.database.db,
+    db: deps.database.write,
     clock: deps.clock,
     shared: deps.database.dialect === 'postgres',
     max: config.rateLimit.max,
@@ -135,7 +135,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     authOf,
     rawBodyOf: (request) => rawBodies.get(request),
     targets: {
-      findConnection: (projectId, connectionId) => findProjectConnection(deps.database.db, projectId, connectionId),
+      findConnection: (projectId, connectionId) => findProjectConnection(deps.database.read, projectId, connectionId),
       sqsEndpointOverride: config.awsEndpoints.sqs !== null,
       defaultRegion: config.objectStore.region,
     },

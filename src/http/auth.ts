@@ -1,10 +1,9 @@
-import type { Kysely } from 'kysely';
 import { hashApiKey, isWellFormedApiKey } from '../domain/api-keys.js';
 import type { Clock } from '../domain/clock.js';
 import { errors } from '../domain/errors.js';
 import { findKeyCredentials, type KeyCredentials, touchApiKeys } from '../store/api-keys.js';
 import { readAuthChanges } from '../store/auth-changes.js';
-import type { Schema } from '../store/schema.js';
+import type { Database } from '../store/database.js';
 
 export interface AuthContext {
   keyId: string;
@@ -50,7 +49,7 @@ export class Authenticator {
   private generation = 0;
 
   constructor(
-    private readonly db: Kysely<Schema>,
+    private readonly database: Database,
     private readonly clock: Clock,
     private readonly options: AuthenticatorOptions,
   ) {
@@ -84,7 +83,7 @@ export class Authenticator {
     const cached = this.cache.get(hash);
     if (cached && now - cached.fetchedAt < this.options.cacheTtlMs) return cached.credentials;
     const generation = this.generation;
-    const credentials = (await findKeyCredentials(this.db, hash)) ?? null;
+    const credentials = (await findKeyCredentials(this.database.read, hash)) ?? null;
     if (this.options.cacheTtlMs > 0 && generation === this.generation) {
       this.cache.delete(hash);
       if (this.cache.size >= this.maxEntries) {
@@ -100,7 +99,7 @@ export class Authenticator {
   /** Reads the change counter (at most every changeCheckMs) and drops the cache if it moved. */
   private async dropCacheIfChanged(): Promise<void> {
     if (performance.now() - this.changesReadAt < this.changeCheckMs) return;
-    this.changesRead ??= readAuthChanges(this.db)
+    this.changesRead ??= readAuthChanges(this.database.read)
       .then((value) => {
         if (value !== this.seenChanges) {
           this.cache.clear();
@@ -121,6 +120,6 @@ export class Authenticator {
     if (this.lastTouched.size >= this.maxEntries) this.lastTouched.clear();
     this.lastTouched.set(keyId, now);
     // Advisory bookkeeping: a lost update costs nothing, so it does not hold up the request.
-    touchApiKeys(this.db, [keyId], now).catch((err: unknown) => this.options.onTouchError?.(err));
+    touchApiKeys(this.database.write, [keyId], now).catch((err: unknown) => this.options.onTouchError?.(err));
   }
 }

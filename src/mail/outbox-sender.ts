@@ -27,17 +27,17 @@ export async function sendDueMail(deps: OutboxSenderDeps): Promise<{ didWork: bo
     const sent = await mailer.send(item.mail);
     const now = clock.now();
     if (sent.sent) {
-      await recordMailAttempt(database.db, { id: item.id, workerId, now, sent: true });
+      await recordMailAttempt(database.write, { id: item.id, workerId, now, sent: true });
       log.info({ mail: item.id, to: item.mail.to }, 'mail sent');
       continue;
     }
     const tries = item.attempts + 1;
     const retryAt = tries >= MAX_TRIES ? null : now + Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** (tries - 1));
-    await recordMailAttempt(database.db, { id: item.id, workerId, now, sent: false, error: sent.reason, retryAt });
+    await recordMailAttempt(database.write, { id: item.id, workerId, now, sent: false, error: sent.reason, retryAt });
     log.warn(
       { mail: item.id, reason: sent.reason, tries },
       retryAt === null ? 'mail given up' : 'mail not sent; will retry',
     );
   }
-  return { didWork: due.length > 0, nextAt: due.length > 0 ? null : await nextMailAt(database.db) };
+  return { didWork: due.length > 0, nextAt: due.length > 0 ? null : await nextMailAt(database.read) };
 }

@@ -23,7 +23,7 @@ export async function formDueBatches(ctx: PipelineContext): Promise<BatcherPass>
   const now = ctx.clock.now();
   let nextDueAt: number | null = null;
   let formed = 0;
-  for (const group of await pendingGroups(ctx.database.db)) {
+  for (const group of await pendingGroups(ctx.database.read)) {
     const provider = ctx.providers.get(group.provider);
     if (!provider) {
       ctx.log.warn({ provider: group.provider }, 'pending cargo for a provider that is not configured');

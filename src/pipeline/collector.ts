@@ -57,23 +57,23 @@ async function collect(
   batch: BatchRow,
   options: { canceledMeans: 'canceled' | 'expired' },
 ): Promise<void> {
-  const db = ctx.database.db;
-  const awaiting = new Map((await cargoAwaitingResults(db, batch.id)).map((c) => [c.id, c]));
+  const awaiting = new Map((await cargoAwaitingResults(ctx.database.read, batch.id)).map((c) => [c.id, c]));
   const plain: NewResult[] = [];
   const staged: StagedRecord[] = [];
   const seen = new Set<string>();
 
   let leaseUntil = batch.locked_until ?? 0;
+  const lease = { batchId: batch.id, workerId: ctx.workerId };
   const writer = new ChunkWriter(async (results, records) => {
-    await storeResults(db, results, ctx.clock.now());
-    await stageRecordResults(db, records);
+    await storeResults(ctx.database, lease, results, ctx.clock.now());
+    await stageRecordResults(ctx.database, lease, records);
     // Long collections keep their lease alive; losing it means another worker took over. Until
     // half of it has run no other worker can take the batch, so the extension (a commit of its
     // own) waits until then rather than following every chunk.
     const now = ctx.clock.now();
     if (now < leaseUntil - ctx.settings.leaseMs / 2) return;
     leaseUntil = now + ctx.settings.leaseMs;
-    if (!(await extendLease(db, batch.id, ctx.workerId, leaseUntil))) {
+    if (!(await extendLease(ctx.database.write, batch.id, ctx.workerId, leaseUntil))) {
       throw new Error(`lost the lease on batch ${batch.id}`);
     }
   });
@@ -195,7 +195,7 @@ function newResult(
 
 /** Builds a records cargo's result from its staged records, in input order. */
 async function assembleRecordsCargo(ctx: PipelineContext, cargo: AwaitingCargo, missing: string): Promise<NewResult> {
-  const db = ctx.database.db;
+  const db = ctx.database.read;
   const { requests } = JSON.parse(await cargoRequest(db, cargo.id)) as { requests: { recordId: string }[] };
   const staged = new Map((await stagedRecordResults(db, cargo.id)).map((r) => [r.recordIndex, r]));
   let failed = 0;

@@ -11,7 +11,7 @@ import type { PipelineContext } from './context.js';
  * otherwise schedules the next look (nextPollAt).
  */
 export async function checkBatch(ctx: PipelineContext, batch: BatchRow): Promise<void> {
-  const db = ctx.database.db;
+  const db = ctx.database.write;
   const provider = ctx.providers.get(batch.provider);
   const now = ctx.clock.now();
   const deadlineAt = batch.deadline_at ?? Number.POSITIVE_INFINITY;
@@ -69,9 +69,10 @@ export async function checkBatch(ctx: PipelineContext, batch: BatchRow): Promise
 }
 
 async function failAwaitingCargo(ctx: PipelineContext, batch: BatchRow, message: string): Promise<void> {
-  const awaiting = await cargoAwaitingResults(ctx.database.db, batch.id);
+  const awaiting = await cargoAwaitingResults(ctx.database.read, batch.id);
   await storeResults(
-    ctx.database.db,
+    ctx.database,
+    { batchId: batch.id, workerId: ctx.workerId },
     awaiting.map((c) => ({
       cargoId: c.id,
       success: false,

@@ -5,10 +5,10 @@ import type { PipelineContext } from './context.js';
 export async function purgeDueResults(ctx: PipelineContext): Promise<{ purged: number; nextDueAt: number | null }> {
   let purged = 0;
   for (;;) {
-    const n = await purgeExpiredResults(ctx.database.db, ctx.clock.now(), ctx.settings.purgeChunk);
+    const n = await purgeExpiredResults(ctx.database.write, ctx.clock.now(), ctx.settings.purgeChunk);
     purged += n;
     if (n < ctx.settings.purgeChunk) break;
   }
   if (purged > 0) ctx.log.info({ purged }, 'expired results purged');
-  return { purged, nextDueAt: await nextResultExpiry(ctx.database.db) };
+  return { purged, nextDueAt: await nextResultExpiry(ctx.database.read) };
 }

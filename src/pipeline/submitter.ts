@@ -17,15 +17,16 @@ const PADDING_INPUT: ModelInput = { max_tokens: 1, messages: [{ role: 'user', co
 const SUBMISSIONS_IN_MEMORY = new ByteBudget(16 * 1024 * 1024);
 
 /**
- * Sends a leased `submitting` batch to its provider. No transaction is open during the call; if
- * the process dies after the provider accepted, the lease lapses and the batch is submitted again
- * with the same batch id, which providers must treat as the same job.
+ * Sends a leased `submitting` batch to its provider. No transaction is open during the call. The
+ * job is recorded even if the lease lapsed meanwhile (markBatchSubmitted); if another worker
+ * recorded a different job for the batch first, this one is canceled, so no second job runs
+ * unwatched.
  */
 export async function submitBatch(ctx: PipelineContext, batch: BatchRow): Promise<void> {
   const provider = ctx.providers.get(batch.provider);
   const now = ctx.clock.now();
   if (!provider) {
-    await rescheduleBatch(ctx.database.db, {
+    await rescheduleBatch(ctx.database.write, {
       batchId: batch.id,
       workerId: ctx.workerId,
       nextCheckAt: now + retryBackoffMs(batch.attempts),
@@ -45,18 +46,25 @@ export async function submitBatch(ctx: PipelineContext, batch: BatchRow): Promis
       return { jobId, requestCount: requests.length, padding };
     });
     const submittedAt = ctx.clock.now();
-    await markBatchSubmitted(ctx.database, {
+    const marked = await markBatchSubmitted(ctx.database, {
       batchId: batch.id,
-      workerId: ctx.workerId,
       jobId,
       paddingCount: padding,
       now: submittedAt,
       deadlineAt: submittedAt + provider.limits.completionWindowMs,
     });
+    if (!marked.recorded && marked.jobId !== jobId) {
+      ctx.log.warn(
+        { batch: batch.id, job: jobId, recorded: marked.jobId },
+        'another worker recorded a job for this batch first; canceling this duplicate',
+      );
+      await provider.cancel(jobId);
+      return;
+    }
     ctx.log.info({ batch: batch.id, job: jobId, requests: requestCount, padding }, 'batch submitted');
   } catch (err) {
     ctx.log.warn({ batch: batch.id, err }, 'batch submission failed; will retry');
-    await rescheduleBatch(ctx.database.db, {
+    await rescheduleBatch(ctx.database.write, {
       batchId: batch.id,
       workerId: ctx.workerId,
       nextCheckAt: ctx.clock.now() + retryBackoffMs(batch.attempts),
@@ -73,7 +81,7 @@ async function providerRequests(
   minRequests: number,
 ): Promise<{ requests: BatchRequest[]; padding: number }> {
   const requests: BatchRequest[] = [];
-  for (const cargo of await batchCargoRequests(ctx.database.db, batch.id)) {
+  for (const cargo of await batchCargoRequests(ctx.database.read, batch.id)) {
     const { requests: inputs } = JSON.parse(cargo.request) as { requests: { modelInput: ModelInput }[] };
     inputs.forEach((r, i) => {
       requests.push({ customId: customIdFor(cargo.id, cargo.is_records === 1 ? i : null), input: r.modelInput });

@@ -141,7 +141,7 @@ export class PipelineWorker {
   async stop(): Promise<void> {
     await Promise.all(this.loops.map((loop) => loop.stop()));
     await this.deliverer.stop(this.options.delivery.shutdownGraceMs);
-    await releaseLeases(this.ctx.database.db, this.ctx.workerId);
+    await releaseLeases(this.ctx.database.write, this.ctx.workerId);
   }
 
   /** Runs every step until none has work left (tests drive the pipeline with this and a manual clock). */
@@ -179,7 +179,7 @@ export class PipelineWorker {
     ]);
     const didWork = submitting.length + processing.length > 0;
     if (processing.length > 0) this.deliveries.wake();
-    return { didWork, nextAt: didWork ? null : await nextBatchCheckAt(database.db) };
+    return { didWork, nextAt: didWork ? null : await nextBatchCheckAt(database.read) };
   }
 
   private sendMail(): Promise<StepOutcome> {

@@ -2,7 +2,6 @@ import { type Kysely, type Selectable, sql } from 'kysely';
 import { chunks } from './chunks.js';
 import type { Database } from './database.js';
 import type { BatchesTable, BatchStatus, Schema } from './schema.js';
-import { type SqliteWriteWorker, type Statement, writeWorkerOf } from './sqlite-write-worker.js';
 
 export interface PendingGroup {
   provider: string;
@@ -70,12 +69,11 @@ export interface FormedBatch {
 /**
  * Moves the oldest pending cargo of one group into a new batch, in one transaction: no cargo can
  * end up in two batches. On PostgreSQL the candidate rows are locked with SKIP LOCKED, so several
- * workers form disjoint batches at once; SQLite has a single writer.
+ * workers form disjoint batches at once; SQLite has a single writer, and its transaction holds the
+ * write lock from the start (BEGIN IMMEDIATE), so the rows read are the rows moved.
  */
 export async function formBatch(database: Database, input: FormBatchInput): Promise<FormedBatch | null> {
-  const writer = writeWorkerOf(database.db);
-  if (writer) return formBatchOnWriter(database, writer, input);
-  return database.db.transaction().execute(async (tx) => {
+  return database.write.transaction().execute(async (tx) => {
     const chosen = chooseCargo(await selectCandidates(tx, database.dialect, input), input);
     if (!chosen) return null;
     await tx
@@ -163,43 +161,6 @@ function chooseCargo(
   return { ids, requests, bytes };
 }
 
-/**
- * formBatch on a SQLite file: the candidates are read here, and the batch is written in one
- * transaction on the write worker, so rewriting up to BARGE_BATCH_MAX_SIZE cargo rows does not
- * hold the event loop. The worker runs statements without looking at their results, so they are
- * right whatever happened since the read: only cargo still pending move, and the batch row counts
- * the cargo that did (and is not created when none did).
- */
-async function formBatchOnWriter(
-  database: Database,
-  writer: SqliteWriteWorker,
-  input: FormBatchInput,
-): Promise<FormedBatch | null> {
-  const chosen = chooseCargo(await selectCandidates(database.db, database.dialect, input), input);
-  if (!chosen) return null;
-  const { batchId, now } = input;
-  await writer.run([
-    { sql: BATCH_CARGO_SQL, rows: chosen.ids.map((id) => [batchId, now, id]) },
-    { sql: INSERT_FORMED_BATCH_SQL, rows: [[batchId, input.provider, input.providerModel, now, now, now, batchId]] },
-  ]);
-  const row = await database.db
-    .selectFrom('batches')
-    .select(['cargo_count', 'request_count'])
-    .where('id', '=', batchId)
-    .executeTakeFirst();
-  return row ? { batchId, cargoCount: row.cargo_count, requestCount: row.request_count } : null;
-}
-
-const BATCH_CARGO_SQL =
-  "update cargo set status = 'batched', batch_id = ?, updated_at = ? where id = ? and status = 'pending'";
-const INSERT_FORMED_BATCH_SQL =
-  'insert into batches (id, provider, provider_model, status, job_id, cargo_count, request_count, padding_count, ' +
-  'request_bytes, created_at, submitted_at, deadline_at, next_check_at, canceled_at, ended_at, end_reason, ' +
-  'locked_by, locked_until, last_error, updated_at) ' +
-  "select ?, ?, ?, 'submitting', null, n, r, 0, b, ?, null, null, ?, null, null, null, null, null, null, ? " +
-  'from (select count(*) as n, sum(request_count) as r, sum(request_bytes) as b from cargo where batch_id = ?) ' +
-  'where n > 0';
-
 export type BatchRow = Selectable<BatchesTable>;
 
 /**
@@ -210,7 +171,7 @@ export async function claimDueBatches(
   database: Database,
   input: { status: BatchStatus; workerId: string; now: number; leaseMs: number; limit: number },
 ): Promise<BatchRow[]> {
-  return database.db.transaction().execute(async (tx) => {
+  return database.write.transaction().execute(async (tx) => {
     const due = await tx
       .selectFrom('batches')
       .select('id')
@@ -285,7 +246,6 @@ export async function batchCargoRequests(db: Kysely<Schema>, batchId: string): P
 
 export interface SubmittedBatch {
   batchId: string;
-  workerId: string;
   jobId: string;
   paddingCount: number;
   now: number;
@@ -293,25 +253,16 @@ export interface SubmittedBatch {
 }
 
 /**
- * The provider accepted the batch: record the job, move its cargo to `processing`, release.
- * False if the worker no longer held the lease (then nothing changes).
- *
- * On a SQLite file the transaction runs on the write worker: it rewrites every cargo row of the
- * batch (up to BARGE_BATCH_MAX_SIZE of them), and the event loop has other batches to serve.
+ * The provider accepted the batch: record the job, move its cargo to `processing`, release. Not
+ * guarded by the lease but by the batch having no job yet: a job the provider accepted must never
+ * be dropped because the lease lapsed while the call was open. If another worker recorded a job
+ * first, nothing changes and its job id comes back (the caller cancels its own duplicate).
  */
-export async function markBatchSubmitted(database: Database, input: SubmittedBatch): Promise<boolean> {
-  const writer = writeWorkerOf(database.db);
-  if (writer) {
-    await writer.run(markSubmittedStatements(input));
-    // The worker reports no row counts; the batch row shows whether this update applied.
-    const row = await database.db
-      .selectFrom('batches')
-      .select(['status', 'job_id', 'submitted_at'])
-      .where('id', '=', input.batchId)
-      .executeTakeFirst();
-    return row?.status === 'processing' && row.job_id === input.jobId && row.submitted_at === input.now;
-  }
-  return database.db.transaction().execute(async (tx) => {
+export async function markBatchSubmitted(
+  database: Database,
+  input: SubmittedBatch,
+): Promise<{ recorded: true } | { recorded: false; jobId: string | null }> {
+  return database.write.transaction().execute(async (tx) => {
     const updated = await tx
       .updateTable('batches')
       .set({
@@ -327,49 +278,21 @@ export async function markBatchSubmitted(database: Database, input: SubmittedBat
         updated_at: input.now,
       })
       .where('id', '=', input.batchId)
-      .where('locked_by', '=', input.workerId)
+      .where('status', '=', 'submitting')
+      .where('job_id', 'is', null)
       .executeTakeFirst();
-    if (Number(updated.numUpdatedRows) === 0) return false;
+    if (Number(updated.numUpdatedRows) === 0) {
+      const row = await tx.selectFrom('batches').select('job_id').where('id', '=', input.batchId).executeTakeFirst();
+      return { recorded: false, jobId: row?.job_id ?? null };
+    }
     await tx
       .updateTable('cargo')
       .set({ status: 'processing', updated_at: input.now })
       .where('batch_id', '=', input.batchId)
       .where('status', '=', 'batched')
       .execute();
-    return true;
+    return { recorded: true };
   });
-}
-
-// markBatchSubmitted for the write worker, which runs statements without looking at their
-// results: the cargo move is conditioned on the lease itself, so it goes first, while the batch
-// row still names the lease holder.
-const CARGO_SUBMITTED_SQL =
-  "update cargo set status = 'processing', updated_at = ? where batch_id = ? and status = 'batched' " +
-  'and exists (select 1 from batches where id = ? and locked_by = ?)';
-const BATCH_SUBMITTED_SQL =
-  "update batches set status = 'processing', job_id = ?, padding_count = ?, submitted_at = ?, deadline_at = ?, " +
-  'next_check_at = ?, locked_by = null, locked_until = null, last_error = null, updated_at = ? ' +
-  'where id = ? and locked_by = ?';
-
-function markSubmittedStatements(input: SubmittedBatch): Statement[] {
-  return [
-    { sql: CARGO_SUBMITTED_SQL, rows: [[input.now, input.batchId, input.batchId, input.workerId]] },
-    {
-      sql: BATCH_SUBMITTED_SQL,
-      rows: [
-        [
-          input.jobId,
-          input.paddingCount,
-          input.now,
-          input.deadlineAt,
-          input.now,
-          input.now,
-          input.batchId,
-          input.workerId,
-        ],
-      ],
-    },
-  ];
 }
 
 /** Releases the lease and schedules the next look, optionally recording a failed attempt. */

@@ -1,24 +1,14 @@
 import type { Insertable, Kysely } from 'kysely';
 import type { CargoStatus } from '../domain/statuses.js';
 import type { CargoTable, Schema } from './schema.js';
-import { insertStatements, writeWorkerOf } from './sqlite-write-worker.js';
 
 export type NewCargo = Insertable<CargoTable>;
 
 // SQLite binds at most 32,766 parameters per statement; 15 columns × 1,000 rows stays well below.
 const INSERT_CHUNK = 1000;
 
-/**
- * Inserts many cargo rows in one transaction (the group-commit writer's flush). On a SQLite file
- * the rows go to the write worker, which commits them off the event loop (sqlite-write-worker.ts);
- * elsewhere (PostgreSQL, in-memory SQLite) through Kysely, in multi-row statements.
- */
+/** Inserts many cargo rows in one transaction (the group-commit writer's flush), in multi-row statements. */
 export async function insertCargo(db: Kysely<Schema>, rows: NewCargo[]): Promise<void> {
-  const worker = writeWorkerOf(db);
-  if (worker) {
-    await worker.run(insertStatements('cargo', rows));
-    return;
-  }
   if (rows.length <= INSERT_CHUNK) {
     await db.insertInto('cargo').values(rows).execute();
     return;

@@ -4,12 +4,19 @@ import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import type { Schema } from './schema.js';
-import { attachWriteWorker, coordinatedSqliteDialect, SqliteWriteWorker } from './sqlite-write-worker.js';
+import { writeThreadDialect } from './sqlite-write-thread.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
+/**
+ * The store: where reads and writes go is decided here, once. On a SQLite file, `write` is a
+ * connection in a worker thread (every write, transaction and claim), and `read` the main
+ * connection, which never writes; on PostgreSQL and in-memory SQLite both are the same pool or
+ * connection. Every store operation takes the one it needs.
+ */
 export interface Database {
-  db: Kysely<Schema>;
+  read: Kysely<Schema>;
+  write: Kysely<Schema>;
   dialect: Dialect;
   /**
    * PostgreSQL only: calls `onNotify` on every NOTIFY on `channel`, from any process, over a
@@ -20,6 +27,11 @@ export interface Database {
 }
 
 export interface OpenOptions {
+  /**
+   * SQLite file only: write on a worker thread (the default, for the server). The CLI writes on
+   * its one connection instead: a thread costs more to start than its few statements take.
+   */
+  writeThread?: boolean;
   /** PostgreSQL only: the schema to work in (tests give each run its own). */
   schema?: string;
   /** PostgreSQL only: connections in the pool. */
@@ -30,33 +42,30 @@ const PG_INT8 = 20;
 
 export function openDatabase(url: string, options: OpenOptions = {}): Database {
   if (/^postgres(ql)?:\/\//.test(url)) return openPostgres(url, options);
-  return openSqlite(url.replace(/^sqlite:/, ''));
+  return openSqlite(url.replace(/^sqlite:/, ''), options.writeThread ?? true);
 }
 
 // WAL + synchronous=FULL: a committed transaction survives power loss, and readers never block
 // the writer. busy_timeout lets the CLI write while a server holds the file. Every connection to
-// the file (the main one and the write worker's) gets the same settings.
+// the file (the main one and the write thread's) gets the same settings.
 const SQLITE_PRAGMAS = ['journal_mode = WAL', 'synchronous = FULL', 'busy_timeout = 5000', 'foreign_keys = ON'];
 
-function openSqlite(path: string): Database {
+function openSqlite(path: string, writeThread: boolean): Database {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const sqlite = new SqliteDatabase(path);
   for (const pragma of SQLITE_PRAGMAS) sqlite.pragma(pragma);
-  // Batch inserts commit on a second connection in a worker thread, so their fsync does not
-  // block the event loop; transactions here take turns with them (sqlite-write-worker.ts). An
-  // in-memory database has no second connection.
-  const writer = path === ':memory:' ? null : new SqliteWriteWorker(path, SQLITE_PRAGMAS);
-  const dialect = writer
-    ? coordinatedSqliteDialect({ database: sqlite }, writer)
-    : new SqliteDialect({ database: sqlite });
-  const db = new Kysely<Schema>({ dialect });
-  if (writer) attachWriteWorker(db, writer);
+  const read = new Kysely<Schema>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const write =
+    writeThread && path !== ':memory:'
+      ? new Kysely<Schema>({ dialect: writeThreadDialect(path, SQLITE_PRAGMAS) })
+      : read;
   return {
-    db,
+    read,
+    write,
     dialect: 'sqlite',
     close: async () => {
-      await writer?.close();
-      await db.destroy();
+      if (write !== read) await write.destroy();
+      await read.destroy();
     },
   };
 }
@@ -94,5 +103,5 @@ function openPostgres(url: string, options: OpenOptions): Database {
       await client?.end();
     };
   };
-  return { db, dialect: 'postgres', listen, close: () => db.destroy() };
+  return { read: db, write: db, dialect: 'postgres', listen, close: () => db.destroy() };
 }

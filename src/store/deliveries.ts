@@ -1,11 +1,10 @@
-import { type Insertable, type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import { type ExpressionBuilder, type Insertable, type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import { newId } from '../domain/ids.js';
 import { storedCallbackType } from '../domain/message-targets.js';
 import type { CargoStatus } from '../domain/statuses.js';
 import { chunks } from './chunks.js';
 import type { Database } from './database.js';
 import type { DeliveriesTable, DeliveryAttemptsTable, DeliveryChannelName, Schema } from './schema.js';
-import { type SqliteWriteWorker, type Statement, writeWorkerOf } from './sqlite-write-worker.js';
 
 export type DeliveryRow = Selectable<DeliveriesTable>;
 
@@ -95,22 +94,38 @@ export interface ClaimInput {
 }
 
 /**
- * Leases due pending deliveries (SKIP LOCKED on PostgreSQL) and loads what their attempts need.
- * `choose` sees up to `limit` due candidates, oldest first, and picks the ones to lease (the
- * scheduler keeps those whose receiving host is at its limit unleased, without a write); by
- * default all of them are leased.
+ * Leases due pending deliveries and loads what their attempts need. `choose` sees up to `limit`
+ * due candidates, oldest first, read without a lock or a transaction, and picks the ones to lease
+ * (the scheduler keeps those whose receiving host is at its limit unleased); by default all of
+ * them. The lease is a conditional update (still pending, still unleased), so of two workers that
+ * chose the same row exactly one gets it, on either database, and no transaction is open while
+ * the scheduler chooses.
  */
 export async function claimDueDeliveries(database: Database, input: ClaimInput): Promise<DueDelivery[]> {
-  const writer = writeWorkerOf(database.db);
-  const leased = writer
-    ? await leaseOnWriteWorker(database.db, writer, input)
-    : await leaseInTransaction(database, input);
+  const due = await database.read
+    .selectFrom('deliveries as d')
+    .innerJoin('cargo as c', 'c.id', 'd.cargo_id')
+    .select(['d.id', 'd.cargo_id', 'd.channel', 'c.callback_url', 'c.callback'])
+    .where('d.status', '=', 'pending')
+    .where('d.next_attempt_at', '<=', input.now)
+    .where((eb) => eb.or([eb('d.locked_until', 'is', null), eb('d.locked_until', '<', input.now)]))
+    .orderBy('d.next_attempt_at')
+    .limit(input.limit)
+    .execute();
+  if (due.length === 0) return [];
+  const candidates = due.map((d) => ({
+    id: d.id,
+    cargoId: d.cargo_id,
+    channel: d.channel,
+    callbackUrl: d.callback_url,
+    callback: d.callback,
+  }));
+  const choice = input.choose?.(candidates) ?? { lease: candidates.map((c) => c.id), defer: [] };
+  if (choice.lease.length === 0 && choice.defer.length === 0) return [];
+  const leased = await leaseDeliveries(database, input, choice);
   if (leased.length === 0) return [];
-  // What the attempts need, for the rows this claim holds (another process may have taken some
-  // of those chosen on SQLite).
-  const { locked_by, locked_until } = leaseColumns(input);
   const rows: Awaited<ReturnType<typeof heldQuery>> = [];
-  for (const part of chunks(leased)) rows.push(...(await heldQuery(database.db, part, locked_by, locked_until)));
+  for (const part of chunks(leased)) rows.push(...(await heldQuery(database.read, part, input.workerId)));
   const order = new Map(leased.map((id, i) => [id, i]));
   rows.sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
   return rows.map((row) => {
@@ -150,7 +165,51 @@ export async function claimDueDeliveries(database: Database, input: ClaimInput):
   });
 }
 
-function heldQuery(db: Kysely<Schema>, ids: string[], lockedBy: string, lockedUntil: number) {
+/** Still pending and not leased by anyone (a lapsed lease counts as none). */
+const stillDue = (now: number) => (eb: ExpressionBuilder<Schema, 'deliveries'>) =>
+  eb.and([eb('status', '=', 'pending'), eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)])]);
+
+/**
+ * Pushes the deferred deliveries back and leases the chosen ones, each only if still due; returns
+ * the ids this worker won. A lease also moves the delivery's due time to the lease's end, when it
+ * is due again if its holder dies: the due-time index then leads claims past the deliveries held
+ * now instead of through them.
+ */
+async function leaseDeliveries(database: Database, input: ClaimInput, choice: ClaimChoice): Promise<string[]> {
+  const until = input.now + input.leaseMs;
+  return database.write.transaction().execute(async (tx) => {
+    const byTime = new Map<number, string[]>();
+    for (const { id, until: at } of choice.defer) {
+      const ids = byTime.get(at);
+      if (ids) ids.push(id);
+      else byTime.set(at, [id]);
+    }
+    for (const [at, ids] of byTime) {
+      for (const part of chunks(ids)) {
+        await tx
+          .updateTable('deliveries')
+          .set({ next_attempt_at: at })
+          .where('id', 'in', part)
+          .where(stillDue(input.now))
+          .execute();
+      }
+    }
+    const won: string[] = [];
+    for (const part of chunks(choice.lease)) {
+      const rows = await tx
+        .updateTable('deliveries')
+        .set({ locked_by: input.workerId, locked_until: until, next_attempt_at: until })
+        .where('id', 'in', part)
+        .where(stillDue(input.now))
+        .returning('id')
+        .execute();
+      for (const row of rows) won.push(row.id);
+    }
+    return won;
+  });
+}
+
+function heldQuery(db: Kysely<Schema>, ids: string[], lockedBy: string) {
   return db
     .selectFrom('deliveries as d')
     .innerJoin('cargo as c', 'c.id', 'd.cargo_id')
@@ -173,107 +232,7 @@ function heldQuery(db: Kysely<Schema>, ids: string[], lockedBy: string, lockedUn
     ])
     .where('d.id', 'in', ids)
     .where('d.locked_by', '=', lockedBy)
-    .where('d.locked_until', '=', lockedUntil)
     .execute();
-}
-
-function dueCandidatesQuery(db: Kysely<Schema> | Transaction<Schema>, input: ClaimInput) {
-  return db
-    .selectFrom('deliveries as d')
-    .innerJoin('cargo as c', 'c.id', 'd.cargo_id')
-    .select(['d.id', 'd.cargo_id', 'd.channel', 'c.callback_url', 'c.callback'])
-    .where('d.status', '=', 'pending')
-    .where('d.next_attempt_at', '<=', input.now)
-    .where((eb) => eb.or([eb('d.locked_until', 'is', null), eb('d.locked_until', '<', input.now)]))
-    .orderBy('d.next_attempt_at')
-    .limit(input.limit);
-}
-
-function chooseFrom(
-  rows: {
-    id: string;
-    cargo_id: string;
-    channel: DeliveryChannelName;
-    callback_url: string | null;
-    callback: string | null;
-  }[],
-  input: ClaimInput,
-): ClaimChoice {
-  const candidates = rows.map((d) => ({
-    id: d.id,
-    cargoId: d.cargo_id,
-    channel: d.channel,
-    callbackUrl: d.callback_url,
-    callback: d.callback,
-  }));
-  return input.choose?.(candidates) ?? { lease: candidates.map((c) => c.id), defer: [] };
-}
-
-/**
- * A lease also moves the delivery's due time to the lease's end, when it is due again if its
- * holder dies: the due-time index then leads claims past the deliveries held now instead of
- * through them.
- */
-function leaseColumns(input: ClaimInput) {
-  const until = input.now + input.leaseMs;
-  return { locked_by: input.workerId, locked_until: until, next_attempt_at: until };
-}
-
-/**
- * Select, choose and lease in one transaction; on PostgreSQL the candidates are row-locked
- * meanwhile. Returns the ids leased, in the order chosen.
- */
-async function leaseInTransaction(database: Database, input: ClaimInput): Promise<string[]> {
-  return database.db.transaction().execute(async (tx) => {
-    const due = await dueCandidatesQuery(tx, input)
-      .$if(database.dialect === 'postgres', (qb) => qb.forUpdate(['d']).skipLocked())
-      .execute();
-    if (due.length === 0) return [];
-    const choice = chooseFrom(due, input);
-    const byTime = new Map<number, string[]>();
-    for (const { id, until } of choice.defer) {
-      const ids = byTime.get(until);
-      if (ids) ids.push(id);
-      else byTime.set(until, [id]);
-    }
-    for (const [until, ids] of byTime) {
-      for (const part of chunks(ids)) {
-        await tx.updateTable('deliveries').set({ next_attempt_at: until }).where('id', 'in', part).execute();
-      }
-    }
-    for (const part of chunks(choice.lease)) {
-      await tx.updateTable('deliveries').set(leaseColumns(input)).where('id', 'in', part).execute();
-    }
-    return choice.lease;
-  });
-}
-
-// Leasing on the SQLite write worker: each row only if it is still due and unleased (another
-// process may have taken it since it was read).
-const LEASE_SQL =
-  'update deliveries set locked_by = ?, locked_until = ?, next_attempt_at = ? ' +
-  "where id = ? and status = 'pending' and (locked_until is null or locked_until < ?)";
-const DEFER_SQL =
-  'update deliveries set next_attempt_at = ? ' +
-  "where id = ? and status = 'pending' and (locked_until is null or locked_until < ?)";
-
-/**
- * On a SQLite file the lease is written by the write worker, so its fsync does not stall the
- * event loop (a busy deliverer claims many times a second); SQLite has no row locks to hold
- * across the choice anyway, and the conditional update decides who gets a row. Returns the ids
- * chosen; the caller reads back which of them it holds.
- */
-async function leaseOnWriteWorker(db: Kysely<Schema>, writer: SqliteWriteWorker, input: ClaimInput): Promise<string[]> {
-  const due = await dueCandidatesQuery(db, input).execute();
-  if (due.length === 0) return [];
-  const choice = chooseFrom(due, input);
-  if (choice.lease.length === 0 && choice.defer.length === 0) return [];
-  const { locked_by, locked_until } = leaseColumns(input);
-  await writer.run([
-    { sql: DEFER_SQL, rows: choice.defer.map((d) => [d.until, d.id, input.now]) },
-    { sql: LEASE_SQL, rows: choice.lease.map((id) => [locked_by, locked_until, locked_until, id, input.now]) },
-  ]);
-  return choice.lease;
 }
 
 export type AttemptRecord = Omit<DeliveryAttemptsTable, 'id' | 'delivery_id' | 'attempt'>;
@@ -295,30 +254,23 @@ const ATTEMPT_CHUNK = 500;
  * Records finished attempts and their consequences in one transaction (the scheduler groups the
  * attempts that finish together, so a busy worker pays one commit for many): each attempt row,
  * its delivery's new state, and the cargo's status once none of its deliveries is pending
- * (callback_failed if any failed, else callback_delivered). Only the lease holder may record: an
- * attempt whose lease was lost is dropped.
- *
- * On a SQLite file the transaction runs on the write worker (sqlite-write-worker.ts), so its
- * fsync does not stall the event loop while the next attempts' responses come in; the statements
- * there check the lease themselves.
+ * (callback_failed if any failed, else callback_delivered). Only the lease holder may record: the
+ * deliveries are read locked (FOR UPDATE on PostgreSQL; SQLite's transaction holds the write lock),
+ * so an attempt whose lease was lost, or changed hands meanwhile, is dropped.
  */
 export async function recordAttempts(database: Database, finished: FinishedAttempt[]): Promise<void> {
   if (finished.length === 0) return;
   // One time for the group (its latest record): rows that end alike are then updated together,
   // and the attempt ids made in one millisecond cost an increment, not new randomness.
   const now = Math.max(...finished.map((f) => f.now));
-  const writer = writeWorkerOf(database.db);
-  if (writer) {
-    await writer.run(recordAttemptsStatements(finished, now));
-    return;
-  }
-  await database.db.transaction().execute(async (tx) => {
+  await database.write.transaction().execute(async (tx) => {
     const current = new Map<string, { cargo_id: string; attempts: number; locked_by: string | null; status: string }>();
     for (const part of chunks(finished.map((f) => f.deliveryId))) {
       const rows = await tx
         .selectFrom('deliveries')
         .select(['id', 'cargo_id', 'attempts', 'locked_by', 'status'])
         .where('id', 'in', part)
+        .$if(database.dialect === 'postgres', (qb) => qb.forUpdate())
         .execute();
       for (const row of rows) current.set(row.id, row);
     }
@@ -373,105 +325,54 @@ export async function recordAttempts(database: Database, finished: FinishedAttem
           })
           .where('id', 'in', part)
           .where('locked_by', '=', f.workerId)
+          .where('status', '=', 'pending')
           .execute();
       }
     }
-    const settled = new Set(accepted.filter((f) => f.verdict.kind !== 'retry').map((f) => f.delivery.cargo_id));
-    await settleCargoStatuses(tx, settled, now);
+    const ended = [...new Set(accepted.filter((f) => f.verdict.kind !== 'retry').map((f) => f.delivery.cargo_id))];
+    for (const part of chunks(ended)) await settleCargoStatuses(tx, database.dialect, part, now);
   });
 }
 
-// The statements of recordAttempts for the SQLite write worker: the same rows and conditions as
-// the Kysely path, one prepared single-row statement each, the lease checked in SQL.
-const INSERT_ATTEMPT_SQL =
-  'insert into delivery_attempts (id, delivery_id, attempt, trigger, started_at, duration_ms, status_code, ' +
-  'error_class, error_detail, response_excerpt) select ?, id, attempts + 1, ?, ?, ?, ?, ?, ?, ? ' +
-  "from deliveries where id = ? and locked_by = ? and status = 'pending'";
-const UPDATE_DELIVERY_SQL =
-  'update deliveries set attempts = attempts + 1, status = ?, next_attempt_at = ?, last_error = ?, ' +
-  'last_status_code = ?, locked_by = null, locked_until = null, updated_at = ?, ended_at = ? ' +
-  "where id = ? and locked_by = ? and status = 'pending'";
-// settleCargoStatuses in one statement: nothing pending, and failed if the latest delivery of
-// some channel (by created_at, id) failed.
-const SETTLE_CARGO_SQL =
-  'update cargo set updated_at = ?, status = case when exists (' +
-  "select 1 from deliveries d where d.cargo_id = cargo.id and d.status = 'failed' and not exists (" +
-  'select 1 from deliveries n where n.cargo_id = d.cargo_id and n.channel = d.channel and ' +
-  "(n.created_at > d.created_at or (n.created_at = d.created_at and n.id > d.id)))) then 'callback_failed' " +
-  "else 'callback_delivered' end " +
-  'where id = (select cargo_id from deliveries where id = ?) ' +
-  "and not exists (select 1 from deliveries p where p.cargo_id = cargo.id and p.status = 'pending')";
-
-function recordAttemptsStatements(finished: FinishedAttempt[], now: number): Statement[] {
-  return [
-    {
-      sql: INSERT_ATTEMPT_SQL,
-      rows: finished.map(({ attempt: a, ...f }) => [
-        newId('att', now),
-        a.trigger,
-        a.started_at,
-        a.duration_ms,
-        a.status_code,
-        a.error_class,
-        a.error_detail,
-        a.response_excerpt,
-        f.deliveryId,
-        f.workerId,
-      ]),
-    },
-    {
-      sql: UPDATE_DELIVERY_SQL,
-      rows: finished.map(({ verdict, attempt, ...f }) => [
-        verdict.kind === 'retry' ? 'pending' : verdict.kind,
-        verdict.kind === 'retry' ? verdict.nextAttemptAt : now,
-        verdict.kind === 'delivered' ? null : attempt.error_detail,
-        attempt.status_code,
-        now,
-        verdict.kind === 'retry' ? null : now,
-        f.deliveryId,
-        f.workerId,
-      ]),
-    },
-    {
-      sql: SETTLE_CARGO_SQL,
-      rows: finished.filter((f) => f.verdict.kind !== 'retry').map((f) => [now, f.deliveryId]),
-    },
-  ];
-}
-
-/** Moves each cargo whose deliveries have all ended to callback_delivered or callback_failed. */
-async function settleCargoStatuses(tx: Transaction<Schema>, cargo: Set<string>, now: number): Promise<void> {
-  if (cargo.size === 0) return;
-  const byCargo = new Map<string, Map<DeliveryChannelName, string>>();
-  for (const part of chunks([...cargo])) {
-    const rows = await tx
-      .selectFrom('deliveries')
-      .select(['cargo_id', 'channel', 'status'])
-      .where('cargo_id', 'in', part)
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute();
-    // Only the latest delivery per channel counts: a successful redelivery supersedes a failed one.
-    for (const row of rows) {
-      const latest = byCargo.get(row.cargo_id) ?? new Map<DeliveryChannelName, string>();
-      latest.set(row.channel, row.status);
-      byCargo.set(row.cargo_id, latest);
-    }
+/**
+ * Moves each of these cargo whose deliveries have all ended to callback_failed (the latest
+ * delivery of some channel failed; a successful redelivery supersedes a failed one) or
+ * callback_delivered. On PostgreSQL the cargo rows are locked first, so the statement that checks
+ * "nothing pending" runs with a snapshot taken after any redelivery that held them committed
+ * (createRedelivery locks the row the same way): a redelivery is never overwritten.
+ */
+async function settleCargoStatuses(
+  tx: Transaction<Schema>,
+  dialect: Database['dialect'],
+  cargoIds: string[],
+  now: number,
+): Promise<void> {
+  if (dialect === 'postgres') {
+    await tx.selectFrom('cargo').select('id').where('id', 'in', cargoIds).forUpdate().execute();
   }
-  const moves = new Map<CargoStatus, string[]>([
-    ['callback_delivered', []],
-    ['callback_failed', []],
-  ]);
-  for (const [cargoId, latest] of byCargo) {
-    const statuses = [...latest.values()];
-    if (statuses.includes('pending')) continue;
-    moves.get(statuses.includes('failed') ? 'callback_failed' : 'callback_delivered')?.push(cargoId);
-  }
-  for (const [status, ids] of moves) {
-    for (const part of chunks(ids)) {
-      await tx.updateTable('cargo').set({ status, updated_at: now }).where('id', 'in', part).execute();
-    }
-  }
+  await tx
+    .updateTable('cargo')
+    .set({
+      updated_at: now,
+      status: sql<CargoStatus>`case when exists (
+        select 1 from deliveries d where d.cargo_id = cargo.id and d.status = 'failed' and not exists (
+          select 1 from deliveries n where n.cargo_id = d.cargo_id and n.channel = d.channel
+            and (n.created_at > d.created_at or (n.created_at = d.created_at and n.id > d.id))))
+        then 'callback_failed' else 'callback_delivered' end`,
+    })
+    .where('id', 'in', cargoIds)
+    .where('status', '=', 'callback_pending')
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('deliveries as p')
+            .select('p.id')
+            .whereRef('p.cargo_id', '=', 'cargo.id')
+            .where('p.status', '=', 'pending'),
+        ),
+      ),
+    )
+    .execute();
 }
 
 /** The earliest time a pending delivery is due and not leased (an attempt in flight holds its lease). */
@@ -543,12 +444,14 @@ export async function createRedelivery(
   cargoId: string,
   now: number,
 ): Promise<{ channels: DeliveryChannelName[] } | { refused: string }> {
-  return database.db.transaction().execute(async (tx) => {
+  return database.write.transaction().execute(async (tx) => {
+    // Locked on PostgreSQL, so a settle of the same cargo waits for this one (settleCargoStatuses).
     const cargo = await tx
       .selectFrom('cargo as c')
       .leftJoin('results as r', 'r.cargo_id', 'c.id')
       .select(['c.id', 'c.callback_url', 'c.callback', 'r.cargo_id as result_id', 'r.purged_at'])
       .where('c.id', '=', cargoId)
+      .$if(database.dialect === 'postgres', (qb) => qb.forUpdate(['c']))
       .executeTakeFirst();
     if (!cargo) return { refused: `no cargo '${cargoId}'` };
     if (!cargo.result_id) return { refused: `cargo '${cargoId}' has no result yet` };
@@ -571,6 +474,7 @@ export async function createRedelivery(
       .updateTable('cargo')
       .set({ status: 'callback_pending', updated_at: now })
       .where('id', '=', cargoId)
+      .where('status', 'in', ['completed', 'failed', 'callback_delivered', 'callback_failed'])
       .execute();
     return { channels };
   });

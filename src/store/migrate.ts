@@ -5,6 +5,7 @@ import * as pipeline from './migrations/002_pipeline.js';
 import * as deliveries from './migrations/003_deliveries.js';
 import * as connections from './migrations/004_connections.js';
 import * as targetsOutbox from './migrations/005_targets_outbox.js';
+import * as resultDeliveriesOnce from './migrations/006_result_deliveries_once.js';
 
 interface Migration {
   up(db: Kysely<any>, dialect: Database['dialect']): Promise<void>;
@@ -19,6 +20,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['003_deliveries', deliveries],
   ['004_connections', connections],
   ['005_targets_outbox', targetsOutbox],
+  ['006_result_deliveries_once', resultDeliveriesOnce],
 ];
 
 export interface MigrationReport {
@@ -33,7 +35,7 @@ export interface MigrationReport {
  * (SQLite), so each migration runs once.
  */
 export async function migrate(database: Database): Promise<MigrationReport> {
-  const db = database.db as unknown as Kysely<any>;
+  const db = database.write as unknown as Kysely<any>;
   const lock = (tx: Kysely<any>) =>
     database.dialect === 'postgres'
       ? sql`select pg_advisory_xact_lock(hashtext(current_schema() || '.barge_migrations'))`.execute(tx)

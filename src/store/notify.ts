@@ -5,5 +5,5 @@ import type { Database } from './database.js';
 export const NEW_CARGO_CHANNEL = 'barge_new_cargo';
 
 export async function notifyNewCargo(database: Database): Promise<void> {
-  if (database.dialect === 'postgres') await sql`select pg_notify(${NEW_CARGO_CHANNEL}, '')`.execute(database.db);
+  if (database.dialect === 'postgres') await sql`select pg_notify(${NEW_CARGO_CHANNEL}, '')`.execute(database.write);
 }

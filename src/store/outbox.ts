@@ -38,7 +38,7 @@ export async function claimDueMail(
   database: Database,
   input: { workerId: string; now: number; leaseMs: number; limit: number },
 ): Promise<DueMail[]> {
-  return database.db.transaction().execute(async (tx) => {
+  return database.write.transaction().execute(async (tx) => {
     const due = await tx
       .selectFrom('outbox')
       .select('id')

@@ -1,9 +1,10 @@
 import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { CargoStatus } from '../domain/statuses.js';
 import { chunks } from './chunks.js';
-import { type DeliveryRequest, insertDeliveries, newDeliveryRows, requestedChannels } from './deliveries.js';
+import type { Database } from './database.js';
+import { type DeliveryRequest, insertDeliveries, requestedChannels } from './deliveries.js';
+import { assertBatchLease, type BatchLease } from './leases.js';
 import type { DeliveryChannelName, Schema } from './schema.js';
-import { insertStatements, type Statement, writeWorkerOf } from './sqlite-write-worker.js';
 
 export interface AwaitingCargo {
   id: string;
@@ -50,23 +51,41 @@ export interface NewResult {
 const RESULT_CHUNK = 500;
 
 /**
- * Stores results, creates their deliveries and moves their cargo on, in one transaction.
- * Idempotent: the caller passes only cargo still waiting for a result (a re-run after a crash
- * finds the stored ones gone from that list), and an existing result is kept.
- *
- * On a SQLite file the transaction runs on the write worker (sqlite-write-worker.ts): each result
- * writes a result row and rewrites its cargo row, about 2 KB, and committing that off the event
- * loop lets the collector build the next results meanwhile.
+ * Stores results, creates their deliveries and moves their cargo on, in one transaction, under
+ * the batch's lease (a collector that lost it writes nothing: LeaseLostError). Only cargo that
+ * actually move from batched/processing get a result and deliveries, so a result stored twice (a
+ * re-run after a crash, two collectors) never creates a second delivery.
  */
-export async function storeResults(db: Kysely<Schema>, results: NewResult[], now: number): Promise<void> {
+export async function storeResults(
+  database: Database,
+  lease: BatchLease,
+  results: NewResult[],
+  now: number,
+): Promise<void> {
   if (results.length === 0) return;
-  const writer = writeWorkerOf(db);
-  if (writer) {
-    await writer.run(storeResultsStatements(results, now));
-    return;
-  }
-  await db.transaction().execute(async (tx) => {
-    for (const part of chunks(results, RESULT_CHUNK)) {
+  await database.write.transaction().execute(async (tx) => {
+    await assertBatchLease(tx, database.dialect, lease);
+    const moved = new Set<string>();
+    const byStatus = new Map<CargoStatus, string[]>();
+    for (const r of results) {
+      const ids = byStatus.get(r.nextStatus);
+      if (ids) ids.push(r.cargoId);
+      else byStatus.set(r.nextStatus, [r.cargoId]);
+    }
+    for (const [status, ids] of byStatus) {
+      for (const part of chunks(ids)) {
+        const rows = await tx
+          .updateTable('cargo')
+          .set({ status, updated_at: now })
+          .where('id', 'in', part)
+          .where('status', 'in', ['batched', 'processing'])
+          .returning('id')
+          .execute();
+        for (const row of rows) moved.add(row.id);
+      }
+    }
+    const stored = results.filter((r) => moved.has(r.cargoId));
+    for (const part of chunks(stored, RESULT_CHUNK)) {
       await tx
         .insertInto('results')
         .values(
@@ -83,24 +102,8 @@ export async function storeResults(db: Kysely<Schema>, results: NewResult[], now
         .onConflict((oc) => oc.column('cargo_id').doNothing())
         .execute();
     }
-    const byStatus = new Map<CargoStatus, string[]>();
-    for (const r of results) {
-      const ids = byStatus.get(r.nextStatus);
-      if (ids) ids.push(r.cargoId);
-      else byStatus.set(r.nextStatus, [r.cargoId]);
-    }
-    for (const [status, ids] of byStatus) {
-      for (const part of chunks(ids)) {
-        await tx
-          .updateTable('cargo')
-          .set({ status, updated_at: now })
-          .where('id', 'in', part)
-          .where('status', 'in', ['batched', 'processing'])
-          .execute();
-      }
-    }
-    await insertDeliveries(tx, deliveriesFor(results), now);
-    const records = results.filter((r) => r.isRecords).map((r) => r.cargoId);
+    await insertDeliveries(tx, deliveriesFor(stored), now);
+    const records = stored.filter((r) => r.isRecords).map((r) => r.cargoId);
     for (const part of chunks(records)) {
       await tx.deleteFrom('record_results').where('cargo_id', 'in', part).execute();
     }
@@ -111,34 +114,6 @@ function deliveriesFor(results: NewResult[]): DeliveryRequest[] {
   return results.flatMap((r) => r.channels.map((channel) => ({ cargoId: r.cargoId, channel, trigger: 'result' })));
 }
 
-// The statements of storeResults for the write worker: the same rows and conditions as the Kysely
-// path, one prepared single-row statement each (the worker prepares each SQL text once).
-const INSERT_RESULT_SQL =
-  'insert into results (cargo_id, success, response, error_message, created_at, expires_at, purged_at) ' +
-  'values (?, ?, ?, ?, ?, ?, null) on conflict (cargo_id) do nothing';
-const ADVANCE_CARGO_SQL =
-  "update cargo set status = ?, updated_at = ? where id = ? and status in ('batched', 'processing')";
-const DROP_STAGED_RECORDS_SQL = 'delete from record_results where cargo_id = ?';
-
-function storeResultsStatements(results: NewResult[], now: number): Statement[] {
-  return [
-    {
-      sql: INSERT_RESULT_SQL,
-      rows: results.map((r) => [
-        r.cargoId,
-        r.success ? 1 : 0,
-        r.response,
-        r.errorMessage,
-        now,
-        now + r.resultTtlSeconds * 1000,
-      ]),
-    },
-    { sql: ADVANCE_CARGO_SQL, rows: results.map((r) => [r.nextStatus, now, r.cargoId]) },
-    ...insertStatements('deliveries', newDeliveryRows(deliveriesFor(results), now)),
-    { sql: DROP_STAGED_RECORDS_SQL, rows: results.filter((r) => r.isRecords).map((r) => [r.cargoId]) },
-  ];
-}
-
 export interface StagedRecord {
   cargoId: string;
   recordIndex: number;
@@ -147,34 +122,30 @@ export interface StagedRecord {
   body: string;
 }
 
-const STAGE_RECORD_SQL =
-  'insert into record_results (cargo_id, record_index, success, body) values (?, ?, ?, ?) ' +
-  'on conflict (cargo_id, record_index) do nothing';
-
-/** Keeps one record's result until every record of its cargo has one. */
-export async function stageRecordResults(db: Kysely<Schema>, records: StagedRecord[]): Promise<void> {
+/** Keeps records' results until every record of their cargo has one, under the batch's lease. */
+export async function stageRecordResults(
+  database: Database,
+  lease: BatchLease,
+  records: StagedRecord[],
+): Promise<void> {
   if (records.length === 0) return;
-  const writer = writeWorkerOf(db);
-  if (writer) {
-    // Like storeResults: off the event loop, and in turn with the write worker's other commits.
-    const rows = records.map((r) => [r.cargoId, r.recordIndex, r.success ? 1 : 0, r.body]);
-    await writer.run([{ sql: STAGE_RECORD_SQL, rows }]);
-    return;
-  }
-  for (const part of chunks(records, RESULT_CHUNK)) {
-    await db
-      .insertInto('record_results')
-      .values(
-        part.map((r) => ({
-          cargo_id: r.cargoId,
-          record_index: r.recordIndex,
-          success: r.success ? 1 : 0,
-          body: r.body,
-        })),
-      )
-      .onConflict((oc) => oc.columns(['cargo_id', 'record_index']).doNothing())
-      .execute();
-  }
+  await database.write.transaction().execute(async (tx) => {
+    await assertBatchLease(tx, database.dialect, lease);
+    for (const part of chunks(records, RESULT_CHUNK)) {
+      await tx
+        .insertInto('record_results')
+        .values(
+          part.map((r) => ({
+            cargo_id: r.cargoId,
+            record_index: r.recordIndex,
+            success: r.success ? 1 : 0,
+            body: r.body,
+          })),
+        )
+        .onConflict((oc) => oc.columns(['cargo_id', 'record_index']).doNothing())
+        .execute();
+    }
+  });
 }
 
 export async function stagedRecordResults(db: Kysely<Schema>, cargoId: string): Promise<StagedRecord[]> {

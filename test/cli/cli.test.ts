@@ -97,9 +97,9 @@ for (const backend of await backends()) {
     const cli = (...args: string[]) => barge(db.url, ...args);
 
     const projectRow = (slug: string) =>
-      db.database.db.selectFrom('projects').selectAll().where('slug', '=', slug).executeTakeFirst();
+      db.database.write.selectFrom('projects').selectAll().where('slug', '=', slug).executeTakeFirst();
     const keyRows = (projectId: string) =>
-      db.database.db.selectFrom('api_keys').selectAll().where('project_id', '=', projectId).execute();
+      db.database.write.selectFrom('api_keys').selectAll().where('project_id', '=', projectId).execute();
 
     test('project create, list, deactivate and activate', async () => {
       const slug = uniqueSlug('acme');
@@ -205,7 +205,7 @@ for (const backend of await backends()) {
 
     test('key list never prints a full key', async () => {
       const { slug, key: firstKey, projectId } = await createProjectWithKey(db.database);
-      const { key: secondKey } = await createApiKey(db.database.db, {
+      const { key: secondKey } = await createApiKey(db.database.write, {
         projectId,
         name: 'second',
         expiresAt: Date.UTC(2099, 0, 1),

@@ -48,7 +48,7 @@ for (const backend of await backends()) {
           (n) => n === EACH,
           HEALTHY_WITHIN_MS + 3000,
         );
-        const results = await db.database.db
+        const results = await db.database.write
           .selectFrom('results')
           .select(['cargo_id', 'created_at'])
           .where('cargo_id', 'in', ids)
@@ -65,7 +65,7 @@ for (const backend of await backends()) {
         // Their attempts are recorded (a moment after the receiver answered); none of the hanging ones.
         const attempts = await eventually(
           () =>
-            db.database.db
+            db.database.write
               .selectFrom('delivery_attempts as a')
               .innerJoin('deliveries as d', 'd.id', 'a.delivery_id')
               .innerJoin('cargo as c', 'c.id', 'd.cargo_id')

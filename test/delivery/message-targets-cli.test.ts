@@ -165,11 +165,11 @@ for (const backend of await backends()) {
         ),
       });
       assert.equal(res.status, 200, await res.text());
-      const outbox = () => db.database.db.selectFrom('outbox').selectAll().execute();
+      const outbox = () => db.database.write.selectFrom('outbox').selectAll().execute();
       await waitFor('the incident mail being sent', outbox, (rows) => rows.some((r) => r.locked_by !== null), {
         timeoutMs: 15_000,
       });
-      const status = await db.database.db
+      const status = await db.database.write
         .selectFrom('connections')
         .select('status')
         .where('id', '=', connection.id)

@@ -233,7 +233,7 @@ for (const backend of await backends()) {
         assert.ok(!output.includes(secret), 'the secret is never printed');
         assert.ok(!output.includes(SERVICE_CREDENTIALS.accessKeyId), 'nor the access key id');
       }
-      const row = await db.database.db
+      const row = await db.database.write
         .selectFrom('connections')
         .selectAll()
         .where('id', '=', created.id)
@@ -267,7 +267,7 @@ for (const backend of await backends()) {
       const connection = await rig.roleConnection(db.database, projectId);
       // An incident is open: a passing check ends it.
       await applyConnectionEffect(
-        db.database.db,
+        db.database.write,
         { connectionId: connection.id, to: 'failed', reason: 'assume_role_denied: earlier', mail: null },
         Date.now(),
       );
@@ -303,7 +303,7 @@ for (const backend of await backends()) {
       const call = rig.sts.calls[stsCalls];
       assert.equal(call?.externalId, connection.externalId);
       assert.equal(JSON.parse(call?.policy ?? '{}').Statement[0].Resource, `arn:aws:s3:::${bucket}/in/*`);
-      const after = await findConnection(db.database.db, connection.id);
+      const after = await findConnection(db.database.write, connection.id);
       assert.equal(after?.status, 'active');
       assert.ok(after?.lastCheckAt);
       for (const output of [run.stdout, run.stderr]) {
@@ -336,7 +336,7 @@ for (const backend of await backends()) {
       assert.equal(roleOnly.capabilities.assume_role.status, 'ok');
       assert.equal(roleOnly.capabilities.put_object.status, 'skipped');
       // Once the minute has passed, checks run again and overwrite the object.
-      await db.database.db
+      await db.database.write
         .updateTable('connections')
         .set({ last_check_at: Date.now() - 61_000 })
         .where('id', '=', connection.id)
@@ -356,7 +356,7 @@ for (const backend of await backends()) {
       assert.deepEqual(await rig.s3.keys(bucket), ['in/svc-verify.json']);
 
       // Text output names each capability.
-      await db.database.db
+      await db.database.write
         .updateTable('connections')
         .set({ last_check_at: null })
         .where('id', '=', connection.id)
@@ -434,7 +434,7 @@ for (const backend of await backends()) {
           notification_email: 'ops@customer.test',
         },
       );
-      const row = await db.database.db
+      const row = await db.database.write
         .selectFrom('projects')
         .select('notification_email')
         .where('slug', '=', slug)

@@ -21,7 +21,7 @@ for (const backend of await backends()) {
     });
 
     const connectionOf = async (projectId: string, allow: string[] | null = null) =>
-      insertConnection(db.database.db, {
+      insertConnection(db.database.write, {
         id: newId('conn'),
         projectId,
         roleArn: 'arn:aws:iam::444455556666:role/barge',
@@ -35,7 +35,7 @@ for (const backend of await backends()) {
     const withTarget = (callback: Record<string, unknown>) =>
       mockBody('to a bucket', { callback: { type: 'object_store', ...callback } });
     const storedCallback = async (cargoId: string) => {
-      const row = await db.database.db
+      const row = await db.database.write
         .selectFrom('cargo')
         .select('callback')
         .where('id', '=', cargoId)

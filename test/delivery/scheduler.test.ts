@@ -40,14 +40,14 @@ for (const backend of await backends()) {
     }
 
     const statuses = async (ids: string[]) =>
-      db.database.db.selectFrom('cargo').select(['id', 'status']).where('id', 'in', ids).execute();
+      db.database.write.selectFrom('cargo').select(['id', 'status']).where('id', 'in', ids).execute();
 
     /** Each cargo reached the receiver exactly once, and each has one attempt, recorded. */
     async function assertExactlyOnce(ids: string[], received: { headers: Record<string, unknown> }[]) {
       const seen = received.map((r) => String(r.headers['idempotency-key']));
       assert.equal(new Set(seen).size, seen.length, 'a cargo was delivered twice');
       assert.deepEqual([...seen].sort(), [...ids].sort());
-      const attempts = await db.database.db
+      const attempts = await db.database.write
         .selectFrom('delivery_attempts as a')
         .innerJoin('deliveries as d', 'd.id', 'a.delivery_id')
         .select(['d.cargo_id', 'a.attempt', 'a.status_code'])
@@ -70,7 +70,7 @@ for (const backend of await backends()) {
         );
         await assertExactlyOnce(ids, receiver.received);
         assertSignedPosts(receiver.received, webhookSecret);
-        const leased = await db.database.db
+        const leased = await db.database.write
           .selectFrom('deliveries')
           .select('id')
           .where('cargo_id', 'in', ids)
@@ -97,7 +97,7 @@ for (const backend of await backends()) {
           10_000,
         );
         await a.stop();
-        const left = await db.database.db
+        const left = await db.database.write
           .selectFrom('deliveries')
           .select(['id', 'locked_by', 'next_attempt_at'])
           .where('cargo_id', 'in', ids)

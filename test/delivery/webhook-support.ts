@@ -21,7 +21,7 @@ export async function load(app: TestApp, key: string, content: string, extra: Re
 }
 
 export async function deliveriesOf(database: Database, cargoId: string) {
-  return database.db
+  return database.write
     .selectFrom('deliveries')
     .selectAll()
     .where('cargo_id', '=', cargoId)
@@ -32,7 +32,7 @@ export async function deliveriesOf(database: Database, cargoId: string) {
 
 /** Every attempt of every delivery of a cargo, oldest first. */
 export async function attemptsOfCargo(database: Database, cargoId: string) {
-  return database.db
+  return database.write
     .selectFrom('delivery_attempts as a')
     .innerJoin('deliveries as d', 'd.id', 'a.delivery_id')
     .selectAll('a')
@@ -43,7 +43,7 @@ export async function attemptsOfCargo(database: Database, cargoId: string) {
 }
 
 export async function cargoStatus(database: Database, cargoId: string): Promise<string> {
-  const row = await database.db
+  const row = await database.write
     .selectFrom('cargo')
     .select('status')
     .where('id', '=', cargoId)

@@ -469,7 +469,7 @@ for (const backend of await backends()) {
       try {
         const { worker } = testWorker(db.database, clock, { latencyMs: 0 });
         const { key, slug, webhookSecret: oldSecret } = await createProjectWithKey(db.database);
-        const rotated = await rotateWebhookSecret(db.database.db, slug, clock.now());
+        const rotated = await rotateWebhookSecret(db.database.write, slug, clock.now());
         assert.ok(rotated);
         const newSecret = rotated.webhookSecret;
         assert.notEqual(newSecret, oldSecret);

@@ -35,7 +35,7 @@ export async function startTestApp(
   options: { config?: Partial<Config>; clock?: Clock } = {},
 ): Promise<TestApp> {
   const config = testConfig(options.config);
-  const writer = new GroupCommitWriter<NewCargo>((rows) => insertCargo(database.db, rows), {
+  const writer = new GroupCommitWriter<NewCargo>((rows) => insertCargo(database.write, rows), {
     intervalMs: config.commitIntervalMs,
     maxRows: 1000,
   });
@@ -85,9 +85,9 @@ export async function createProjectWithKey(
 ): Promise<{ projectId: string; slug: string; key: string; keyId: string; webhookSecret: string }> {
   const now = options.now ?? Date.now();
   const slug = `p-${process.pid}-${++projectCounter}-${Math.random().toString(36).slice(2, 8)}`;
-  const project = await createProject(database.db, slug, now);
+  const project = await createProject(database.write, slug, now);
   if (project === 'slug_taken') throw new Error('slug collision');
-  const { apiKey, key } = await createApiKey(database.db, {
+  const { apiKey, key } = await createApiKey(database.write, {
     projectId: project.id,
     name: 'test',
     expiresAt: options.expiresAt ?? null,

@@ -29,7 +29,7 @@ export function testWorker(
   } = {},
 ): { worker: PipelineWorker; mock: MockProvider } {
   const config = testConfig(options.config);
-  const mock = new MockProvider(database.db, clock, {
+  const mock = new MockProvider(database.write, clock, {
     latencyMs: options.latencyMs ?? 60_000,
     limits: options.limits ?? {},
   });
@@ -56,7 +56,7 @@ export function testWorker(
       delivery: {
         channels: buildChannels(config, '0.0.0-test', {
           aws: awsDeliveryDeps(config),
-          findConnection: (projectId, id) => findProjectConnection(database.db, projectId, id),
+          findConnection: (projectId, id) => findProjectConnection(database.write, projectId, id),
         }),
         settings: delivererSettings(config),
         shutdownGraceMs: 1000,

@@ -34,7 +34,7 @@ for (const backend of await backends()) {
     const call = (route: (typeof ROUTES)[number], key: string | undefined, target: TestApp = app) =>
       target.request(route.method, route.path, { ...(key === undefined ? {} : { key }), body: route.body });
     const keyRow = (keyId: string) =>
-      db.database.db.selectFrom('api_keys').selectAll().where('id', '=', keyId).executeTakeFirstOrThrow();
+      db.database.write.selectFrom('api_keys').selectAll().where('id', '=', keyId).executeTakeFirstOrThrow();
 
     for (const route of ROUTES) {
       describe(`${route.method} ${route.path.replace(UNKNOWN_CARGO, '{cargo_id}')}`, () => {
@@ -74,7 +74,7 @@ for (const backend of await backends()) {
 
         test('a deactivated key is answered like an unknown key', async () => {
           const { key, keyId } = await createProjectWithKey(db.database);
-          await deactivateApiKey(db.database.db, keyId);
+          await deactivateApiKey(db.database.write, keyId);
           assertDetail(await call(route, key), 401, 'Invalid API key.');
         });
 
@@ -85,9 +85,9 @@ for (const backend of await backends()) {
 
         test('a key of an inactive project is 403 "Project is inactive."', async () => {
           const { key, slug } = await createProjectWithKey(db.database);
-          await setProjectActive(db.database.db, slug, false, Date.now());
+          await setProjectActive(db.database.write, slug, false, Date.now());
           assertDetail(await call(route, key), 403, 'Project is inactive.');
-          await setProjectActive(db.database.db, slug, true, Date.now());
+          await setProjectActive(db.database.write, slug, true, Date.now());
           assert.notEqual((await call(route, key)).status, 403, 'reactivation restores access');
         });
       });
@@ -123,7 +123,7 @@ for (const backend of await backends()) {
 
     test('check order: deactivated before expired, expired before project inactive', async () => {
       const expiredOnInactive = await createProjectWithKey(db.database, { expiresAt: Date.now() - 1000 });
-      await setProjectActive(db.database.db, expiredOnInactive.slug, false, Date.now());
+      await setProjectActive(db.database.write, expiredOnInactive.slug, false, Date.now());
       assertDetail(
         await call(ROUTES[1] as (typeof ROUTES)[number], expiredOnInactive.key),
         401,
@@ -131,8 +131,8 @@ for (const backend of await backends()) {
       );
 
       const deactivatedExpired = await createProjectWithKey(db.database, { expiresAt: Date.now() - 1000 });
-      await deactivateApiKey(db.database.db, deactivatedExpired.keyId);
-      await setProjectActive(db.database.db, deactivatedExpired.slug, false, Date.now());
+      await deactivateApiKey(db.database.write, deactivatedExpired.keyId);
+      await setProjectActive(db.database.write, deactivatedExpired.slug, false, Date.now());
       assertDetail(await call(ROUTES[1] as (typeof ROUTES)[number], deactivatedExpired.key), 401, 'Invalid API key.');
     });
 
@@ -156,18 +156,22 @@ for (const backend of await backends()) {
       assert.equal((await post(key, { body: INVALID_BODY })).status, 400);
       assert.equal((await post(key, { rawBody: '{"params": ' })).status, 400);
 
-      await setProjectActive(db.database.db, slug, false, Date.now());
+      await setProjectActive(db.database.write, slug, false, Date.now());
       assertDetail(await post(key, { body: INVALID_BODY }), 403, 'Project is inactive.');
       assertDetail(await post(key, { rawBody: '{"params": ' }), 403, 'Project is inactive.');
     });
 
     test('a failed authentication stores nothing and does not touch the key', async () => {
       const { key, keyId, projectId, slug } = await createProjectWithKey(db.database);
-      await setProjectActive(db.database.db, slug, false, Date.now());
+      await setProjectActive(db.database.write, slug, false, Date.now());
       assert.equal((await app.request('POST', '/cargo/load', { key, body: mockBody('hi') })).status, 403);
       await sleep(50);
       assert.equal((await keyRow(keyId)).last_used_at, null);
-      const rows = await db.database.db.selectFrom('cargo').select('id').where('project_id', '=', projectId).execute();
+      const rows = await db.database.write
+        .selectFrom('cargo')
+        .select('id')
+        .where('project_id', '=', projectId)
+        .execute();
       assert.equal(rows.length, 0);
     });
 

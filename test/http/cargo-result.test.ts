@@ -54,7 +54,7 @@ for (const backend of await backends()) {
     }
     // The pipeline that moves cargo and writes results is built elsewhere; these stand in for it.
     const setStatus = (cargoId: string, status: CargoStatus, updatedAt = clock.now()) =>
-      db.database.db.updateTable('cargo').set({ status, updated_at: updatedAt }).where('id', '=', cargoId).execute();
+      db.database.write.updateTable('cargo').set({ status, updated_at: updatedAt }).where('id', '=', cargoId).execute();
     const storeResult = (
       cargoId: string,
       result: {
@@ -65,7 +65,7 @@ for (const backend of await backends()) {
         purgedAt?: number;
       },
     ) =>
-      db.database.db
+      db.database.write
         .insertInto('results')
         .values({
           cargo_id: cargoId,

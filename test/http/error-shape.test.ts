@@ -363,7 +363,7 @@ for (const backend of await backends()) {
         assert.equal(res.status, 200, res.text);
         const { cargo_id } = JSON.parse(res.text);
         assert.match(cargo_id, /^crg_/);
-        const row = await db.database.db
+        const row = await db.database.write
           .selectFrom('cargo')
           .select('metadata')
           .where('id', '=', cargo_id)

@@ -259,7 +259,7 @@ for (const backend of await backends()) {
       try {
         const first = await createProjectWithKey(db.database);
         const second = await createProjectWithKey(db.database);
-        const { key: otherKeyOfFirst } = await createApiKey(db.database.db, {
+        const { key: otherKeyOfFirst } = await createApiKey(db.database.write, {
           projectId: first.projectId,
           name: 'second key',
           expiresAt: null,
@@ -302,7 +302,7 @@ for (const backend of await backends()) {
           assert.equal(third.headers.get('ratelimit-remaining'), '0');
           assertDetail(await post(two), 429, 'Rate limit exceeded');
           assertDetail(await post(one), 429, 'Rate limit exceeded');
-          const windows = await db.database.db
+          const windows = await db.database.write
             .selectFrom('rate_limit_windows')
             .selectAll()
             .where('key', '=', projectId)

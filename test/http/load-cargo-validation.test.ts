@@ -37,10 +37,10 @@ for (const backend of await backends()) {
     const loadRaw = (key: string, rawBody: string) =>
       app.request('POST', '/cargo/load', { key, rawBody, headers: { 'content-type': 'application/json' } });
     const stored = (cargoId: string) =>
-      db.database.db.selectFrom('cargo').selectAll().where('id', '=', cargoId).executeTakeFirstOrThrow();
+      db.database.write.selectFrom('cargo').selectAll().where('id', '=', cargoId).executeTakeFirstOrThrow();
     const storedRequests = async (cargoId: string) => JSON.parse((await stored(cargoId)).request).requests;
     const cargoCount = async (projectId: string) =>
-      (await db.database.db.selectFrom('cargo').select('id').where('project_id', '=', projectId).execute()).length;
+      (await db.database.write.selectFrom('cargo').select('id').where('project_id', '=', projectId).execute()).length;
 
     async function accepted(key: string, body: unknown, target: TestApp = app) {
       const res = await load(key, body, target);

@@ -27,7 +27,7 @@ for (const backend of await backends()) {
         message: 'Cargo loaded successfully',
       });
 
-      const row = await db.database.db
+      const row = await db.database.write
         .selectFrom('cargo')
         .selectAll()
         .where('id', '=', res.body.cargo_id)

@@ -157,7 +157,7 @@ for (const backend of backendList) {
 
     test('SIGKILL at several points loses nothing and doubles nothing', async (t) => {
       const started = Date.now();
-      const sqlDb = db.database.db;
+      const sqlDb = db.database.write;
       const accepted = new Map<string, CargoSpec>();
       const unexpected: string[] = [];
       let networkErrors = 0;

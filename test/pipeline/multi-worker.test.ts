@@ -66,7 +66,7 @@ if (postgres) {
 
     test('20,000 cargo: each batched once, submitted once, completed once', async (t) => {
       const started = Date.now();
-      const sqlDb = db.database.db;
+      const sqlDb = db.database.write;
       const { projectId } = await createProjectWithKey(db.database);
 
       for (const name of ['w1', 'w2']) {

@@ -29,7 +29,7 @@ for (const backend of await backends()) {
     const status = async (key: string, id: string) =>
       (await app.request('GET', `/cargo/${id}/tracking`, { key })).body.status as string;
     const cargoRows = (ids: string[]) =>
-      db.database.db.selectFrom('cargo').selectAll().where('id', 'in', ids).orderBy('id').execute();
+      db.database.write.selectFrom('cargo').selectAll().where('id', 'in', ids).orderBy('id').execute();
 
     test('a svc-mock cargo goes pending → batched → processing → completed with a section 2.4 result', async () => {
       const { worker } = testWorker(db.database, clock, { latencyMs: 60_000 });
@@ -140,7 +140,7 @@ for (const backend of await backends()) {
       assert.equal(whole.body.success, true);
       assert.equal(whole.body.error_message, null);
       assert.equal(whole.body.response.records[0].recordId, 'only');
-      const staged = await db.database.db
+      const staged = await db.database.write
         .selectFrom('record_results')
         .selectAll()
         .where('cargo_id', 'in', [id, ok])
@@ -194,7 +194,7 @@ for (const backend of await backends()) {
       await worker.runUntilIdle();
       rows = await cargoRows(big);
       assert.ok(rows.every((r) => r.status === 'completed'));
-      const batches = await db.database.db
+      const batches = await db.database.write
         .selectFrom('batches')
         .selectAll()
         .where(
@@ -215,20 +215,20 @@ for (const backend of await backends()) {
       await worker.runUntilIdle();
       const rows = await cargoRows(ids);
       assert.ok(rows.every((r) => r.status === 'completed'));
-      const batch = await db.database.db
+      const batch = await db.database.write
         .selectFrom('batches')
         .selectAll()
         .where('id', '=', rows[0]?.batch_id as string)
         .executeTakeFirstOrThrow();
       assert.equal(batch.cargo_count, 2);
       assert.equal(batch.padding_count, 3);
-      const job = await db.database.db
+      const job = await db.database.write
         .selectFrom('mock_jobs')
         .selectAll()
         .where('batch_id', '=', batch.id)
         .executeTakeFirstOrThrow();
       assert.equal(job.request_count, 5, 'the provider received the minimum');
-      const results = await db.database.db.selectFrom('results').selectAll().where('cargo_id', 'in', ids).execute();
+      const results = await db.database.write.selectFrom('results').selectAll().where('cargo_id', 'in', ids).execute();
       assert.equal(results.length, 2);
     });
 
@@ -248,7 +248,7 @@ for (const backend of await backends()) {
       const res = await app.request('GET', `/cargo/${id}/result`, { key });
       assert.match(res.body.error_message, /^expired: /);
       const [row] = await cargoRows([id]);
-      const batch = await db.database.db
+      const batch = await db.database.write
         .selectFrom('batches')
         .selectAll()
         .where('id', '=', row?.batch_id as string)
@@ -266,7 +266,7 @@ for (const backend of await backends()) {
       await worker.runUntilIdle();
       const [row] = await cargoRows([id]);
       // The provider loses the job: svc-mock then reports it failed.
-      await db.database.db
+      await db.database.write
         .deleteFrom('mock_jobs')
         .where('batch_id', '=', row?.batch_id as string)
         .execute();
@@ -308,7 +308,7 @@ for (const backend of await backends()) {
       assert.deepEqual(gone.body, {
         detail: { error: 'result_expired', message: gone.body.detail.message, cargo_id: short, status: 'completed' },
       });
-      const purged = await db.database.db
+      const purged = await db.database.write
         .selectFrom('results')
         .selectAll()
         .where('cargo_id', '=', short)

@@ -62,7 +62,7 @@ export async function checkMessageTarget(
     );
   }
 
-  const slot = await claimCheckSlot(deps.database.db, { id: connection.id, now: deps.clock.now() });
+  const slot = await claimCheckSlot(deps.database.write, { id: connection.id, now: deps.clock.now() });
   if (!slot.granted) return { refused: true, waitMs: slot.waitMs };
   const now = deps.clock.now();
   const sent = await sendThroughConnection(deps.aws, kind, connection, target, resolved, {
@@ -86,7 +86,7 @@ export async function checkMessageTarget(
     result = report(accessResult(connection, null), { status: 'failed', detail: `${sent.errorClass}: ${sent.detail}` });
   }
   if (result.ok)
-    await applyConnectionEffect(deps.database.db, { connectionId: connection.id, to: 'active' }, deps.clock.now());
+    await applyConnectionEffect(deps.database.write, { connectionId: connection.id, to: 'active' }, deps.clock.now());
   return result;
 }
 

@@ -88,7 +88,7 @@ export function registerGetCargoResult(app: FastifyInstance, deps: CargoRouteDep
     },
     async (request, reply) => {
       const { cargo_id } = request.params as { cargo_id: string };
-      const cargo = await findCargoForProject(deps.database.db, deps.authOf(request).projectId, cargo_id);
+      const cargo = await findCargoForProject(deps.database.read, deps.authOf(request).projectId, cargo_id);
       if (!cargo) throw errors.cargoNotFound();
       if (!hasResult(cargo.status) || !cargo.result) {
         throw new ApiError(409, {

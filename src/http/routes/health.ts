@@ -30,7 +30,7 @@ export function registerHealth(app: FastifyInstance, deps: { database: Database 
     },
     async (request, reply) => {
       try {
-        await sql`select 1`.execute(deps.database.db);
+        await sql`select 1`.execute(deps.database.read);
         return { status: 'ok' as const };
       } catch (err) {
         request.log.warn({ err }, 'readiness check failed');

@@ -19,7 +19,7 @@ const TrackingResponse = Type.Object(
     deliveries: Type.Optional(
       Type.Array(
         Type.Object({
-          channel: Type.Enum(['webhook', 'object_store']),
+          channel: Type.Enum(['webhook', 'object_store', 'sqs', 'sns', 'eventbridge']),
           status: Type.Enum(['pending', 'delivered', 'failed']),
           attempts: Type.Integer(),
           last_error: Type.Union([Type.String(), Type.Null()]),
@@ -82,9 +82,9 @@ export function registerTrackCargo(app: FastifyInstance, deps: CargoRouteDeps): 
     },
     async (request) => {
       const { cargo_id } = request.params as { cargo_id: string };
-      const cargo = await findCargoForProject(deps.database.db, deps.authOf(request).projectId, cargo_id);
+      const cargo = await findCargoForProject(deps.database.read, deps.authOf(request).projectId, cargo_id);
       if (!cargo) throw errors.cargoNotFound();
-      const deliveries = cargo.hasDeliveries ? await deliverySummaries(deps.database.db, cargo.id) : [];
+      const deliveries = cargo.hasDeliveries ? await deliverySummaries(deps.database.read, cargo.id) : [];
       return {
         cargo_id: cargo.id,
         status: cargo.status,

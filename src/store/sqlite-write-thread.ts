@@ -1,0 +1,162 @@
+import { Worker } from 'node:worker_threads';
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  type Dialect as KyselyDialect,
+  type QueryResult,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+} from 'kysely';
+
+/**
+ * The write connection of a SQLite file, as a Kysely dialect: every statement runs on a second
+ * connection in a worker thread (sqlite-write-thread-worker.cjs), so the write and the fsync of
+ * synchronous=FULL never block the event loop. The main connection only reads (WAL readers
+ * never wait for the writer), so the two never contend for the write lock; transactions are
+ * `BEGIN IMMEDIATE`, and one transaction or statement at a time holds the connection, as with
+ * Kysely's own SqliteDriver. A query resolves after the thread ran it; COMMIT after it is durable.
+ *
+ * The thread starts on the first statement, so a process that never writes never pays for it.
+ */
+export function writeThreadDialect(path: string, pragmas: readonly string[]): KyselyDialect {
+  return {
+    createAdapter: () => new SqliteAdapter(),
+    createDriver: () => new WriteThreadDriver(path, pragmas),
+    createIntrospector: (db) => new SqliteIntrospector(db),
+    createQueryCompiler: () => new SqliteQueryCompiler(),
+  };
+}
+
+type Reply =
+  | { id: number; rows: unknown[] }
+  | { id: number; changes: number; lastInsertRowid: number | bigint }
+  | { id: number; error: { message: string; code: string | undefined } };
+
+/** An error the thread reported, with SQLite's code (SQLITE_CONSTRAINT_UNIQUE, ...). */
+export class SqliteThreadError extends Error {
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+    this.name = 'SqliteError';
+  }
+}
+
+class WriteThreadDriver implements Driver {
+  private worker: Worker | null = null;
+  private readonly pending = new Map<number, { resolve: (reply: Reply) => void; reject: (err: Error) => void }>();
+  private nextId = 1;
+  /** The end of the queue of connection holders: each waits for the one before to release. */
+  private lockTail: Promise<void> = Promise.resolve();
+  private releases: (() => void)[] = [];
+  private readonly connection: DatabaseConnection;
+  private closed = false;
+
+  constructor(
+    private readonly path: string,
+    private readonly pragmas: readonly string[],
+  ) {
+    this.connection = {
+      executeQuery: <R>(query: CompiledQuery) => this.execute<R>(query),
+      streamQuery: () => {
+        throw new Error('the SQLite write connection does not stream');
+      },
+    };
+  }
+
+  async init(): Promise<void> {}
+
+  /** One holder at a time, in arrival order. */
+  async acquireConnection(): Promise<DatabaseConnection> {
+    let release = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const turn = this.lockTail;
+    this.lockTail = turn.then(() => released);
+    await turn;
+    this.releases.push(release);
+    return this.connection;
+  }
+
+  async releaseConnection(): Promise<void> {
+    this.releases.shift()?.();
+  }
+
+  async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    // IMMEDIATE: the write lock is taken at BEGIN, so a transaction that reads first cannot fail
+    // later on a snapshot another process's commit made stale (SQLITE_BUSY_SNAPSHOT).
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('commit'));
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('rollback'));
+  }
+
+  /** Lets every statement already asked for finish, then closes the thread's connection. */
+  async destroy(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.acquireConnection();
+    const worker = this.worker;
+    this.worker = null;
+    if (!worker) return;
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    worker.ref();
+    worker.postMessage('close');
+    await exited;
+  }
+
+  private async execute<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    const reply = await this.post(query);
+    if ('error' in reply) throw new SqliteThreadError(reply.error.message, reply.error.code);
+    if ('rows' in reply) return { rows: reply.rows as R[] };
+    return { rows: [], numAffectedRows: BigInt(reply.changes), insertId: BigInt(reply.lastInsertRowid) };
+  }
+
+  private post(query: CompiledQuery): Promise<Reply> {
+    if (this.closed && this.worker === null) return Promise.reject(new Error('database is closed'));
+    const worker = this.worker ?? this.start();
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      // Only work in flight may keep the process alive; an idle thread must not.
+      if (this.pending.size === 1) worker.ref();
+      worker.postMessage({ id, sql: query.sql, parameters: query.parameters });
+    });
+  }
+
+  private start(): Worker {
+    const worker = new Worker(new URL('./sqlite-write-thread-worker.cjs', import.meta.url), {
+      workerData: { path: this.path, pragmas: this.pragmas },
+    });
+    worker.unref();
+    worker.on('message', (reply: Reply) => this.settle(reply));
+    worker.on('error', (err) => this.fail(err));
+    worker.on('exit', (code) => this.fail(new Error(`SQLite write thread exited with code ${code}`)));
+    this.worker = worker;
+    return worker;
+  }
+
+  private settle(reply: Reply): void {
+    const waiter = this.pending.get(reply.id);
+    if (!waiter) return;
+    this.pending.delete(reply.id);
+    if (this.pending.size === 0) this.worker?.unref();
+    waiter.resolve(reply);
+  }
+
+  /** The thread is gone: nothing in flight can be known to have run. The next statement restarts it. */
+  private fail(err: Error): void {
+    this.worker = null;
+    for (const waiter of this.pending.values()) waiter.reject(err);
+    this.pending.clear();
+  }
+}

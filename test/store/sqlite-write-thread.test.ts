@@ -1,0 +1,150 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { newId } from '../../src/domain/ids.js';
+import { insertCargo, type NewCargo } from '../../src/store/cargo.js';
+import { type Database, openDatabase } from '../../src/store/database.js';
+import { migrate } from '../../src/store/migrate.js';
+import { createProject } from '../../src/store/projects.js';
+
+/**
+ * The SQLite write connection in a worker thread (src/store/sqlite-write-thread.ts), as Kysely
+ * sees it: statements return rows and row counts, transactions are atomic, failures carry
+ * SQLite's code, the main connection reads what committed, and closing waits for work in flight.
+ */
+function cargoRow(projectId: string, now: number, id = newId('crg', now)): NewCargo {
+  return {
+    id,
+    project_id: projectId,
+    status: 'pending',
+    model: 'svc-mock',
+    provider: 'mock',
+    provider_model: 'svc-mock',
+    request: '{"requests":[{"modelInput":{"max_tokens":1024,"messages":[{"role":"user","content":"hi"}]}}]}',
+    request_count: 1,
+    is_records: 0,
+    request_bytes: 87,
+    metadata: null,
+    result_ttl_seconds: 3600,
+    callback_url: null,
+    callback: null,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
+async function countCargo(database: Database, ids: string[]): Promise<number> {
+  const row = await database.read
+    .selectFrom('cargo')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('id', 'in', ids)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+describe('SQLite write thread', () => {
+  let dir: string;
+  let database: Database;
+  let projectId: string;
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'barge-write-thread-'));
+    database = openDatabase(`sqlite:${join(dir, 'barge.sqlite')}`);
+    await migrate(database);
+    const project = await createProject(database.write, 'write-thread', Date.now());
+    assert.notEqual(project, 'slug_taken');
+    projectId = project === 'slug_taken' ? '' : project.id;
+  });
+  after(async () => {
+    await database.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('writes go to their own connection; the main connection reads them once they resolve', async () => {
+    assert.notEqual(database.write, database.read);
+    const rows = Array.from({ length: 2500 }, () => cargoRow(projectId, Date.now()));
+    await insertCargo(database.write, rows);
+    assert.equal(
+      await countCargo(
+        database,
+        rows.map((r) => r.id),
+      ),
+      2500,
+    );
+  });
+
+  test('statements return rows (RETURNING) and row counts', async () => {
+    const rows = [cargoRow(projectId, Date.now()), cargoRow(projectId, Date.now())];
+    await insertCargo(database.write, rows);
+    const moved = await database.write
+      .updateTable('cargo')
+      .set({ status: 'batched' })
+      .where(
+        'id',
+        'in',
+        rows.map((r) => r.id),
+      )
+      .returning(['id', 'status'])
+      .execute();
+    assert.deepEqual(moved.map((r) => r.status).sort(), ['batched', 'batched']);
+    const result = await database.write
+      .updateTable('cargo')
+      .set({ status: 'pending' })
+      .where('id', '=', rows[0]?.id as string)
+      .where('status', '=', 'batched')
+      .executeTakeFirst();
+    assert.equal(result.numUpdatedRows, 1n);
+  });
+
+  test('a transaction with one bad row writes nothing, and the error carries SQLite code', async () => {
+    const good = cargoRow(projectId, Date.now());
+    const duplicate = cargoRow(projectId, Date.now(), good.id);
+    await assert.rejects(
+      database.write.transaction().execute(async (tx) => {
+        await tx.insertInto('cargo').values(good).execute();
+        await tx.insertInto('cargo').values(duplicate).execute();
+      }),
+      (err: { code?: string }) => err.code === 'SQLITE_CONSTRAINT_PRIMARYKEY',
+    );
+    assert.equal(await countCargo(database, [good.id]), 0);
+  });
+
+  test('concurrent transactions take turns: each sees its own reads and writes', async () => {
+    const ids = await Promise.all(
+      Array.from({ length: 20 }, async () =>
+        database.write.transaction().execute(async (tx) => {
+          const row = cargoRow(projectId, Date.now());
+          await tx.insertInto('cargo').values(row).execute();
+          const seen = await tx.selectFrom('cargo').select('id').where('id', '=', row.id).executeTakeFirst();
+          assert.equal(seen?.id, row.id);
+          return row.id;
+        }),
+      ),
+    );
+    assert.equal(await countCargo(database, ids), 20);
+  });
+
+  test('close waits for the writes in flight', async () => {
+    const dir2 = mkdtempSync(join(tmpdir(), 'barge-write-thread-close-'));
+    const url = `sqlite:${join(dir2, 'barge.sqlite')}`;
+    const other = openDatabase(url);
+    await migrate(other);
+    const project = await createProject(other.write, 'closing', Date.now());
+    assert.notEqual(project, 'slug_taken');
+    const rows = Array.from({ length: 500 }, () => cargoRow(project === 'slug_taken' ? '' : project.id, Date.now()));
+    const writing = insertCargo(other.write, rows);
+    await other.close();
+    await writing;
+    const reopened = openDatabase(url);
+    assert.equal(
+      await countCargo(
+        reopened,
+        rows.map((r) => r.id),
+      ),
+      500,
+    );
+    await reopened.close();
+    rmSync(dir2, { recursive: true, force: true });
+  });
+});
