@@ -10,10 +10,6 @@ import { randomInt } from 'node:crypto';
  * - capability check: a probe that really assumes the role and writes `svc-verify.json`.
  */
 
-export const CONNECTION_STATUSES = Object.freeze({ active: 'active', failed: 'failed' } as const);
-export type ConnectionStatus = (typeof CONNECTION_STATUSES)[keyof typeof CONNECTION_STATUSES];
-export const ALL_CONNECTION_STATUSES = Object.values(CONNECTION_STATUSES) as ConnectionStatus[];
-
 /** Capability checks write a real object: one per minute per connection (document section 8). */
 export const CHECK_INTERVAL_MS = 60_000;
 

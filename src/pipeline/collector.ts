@@ -1,4 +1,5 @@
 import { parseCustomId } from '../domain/custom-ids.js';
+import { statusAfterResult } from '../domain/lifecycle.js';
 import {
   assembleRecords,
   EXPIRED_ERROR,
@@ -7,7 +8,6 @@ import {
   recordResultJson,
   withRecordId,
 } from '../domain/records.js';
-import { statusAfterResult } from '../domain/statuses.js';
 import type { Provider, RequestResult } from '../providers/provider.js';
 import { type BatchRow, extendLease } from '../store/batches.js';
 import {

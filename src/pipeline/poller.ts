@@ -1,5 +1,5 @@
+import { statusAfterResult } from '../domain/lifecycle.js';
 import { nextPollAt, retryBackoffMs } from '../domain/polling.js';
-import { statusAfterResult } from '../domain/statuses.js';
 import { type BatchRow, markBatchCanceled, markBatchEnded, rescheduleBatch } from '../store/batches.js';
 import { cargoAwaitingResults, storeResults } from '../store/results.js';
 import { collectResults } from './collector.js';

@@ -1,4 +1,5 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
+import { movableFrom } from '../domain/lifecycle.js';
 import { chunks } from './chunks.js';
 import type { Database } from './database.js';
 import type { BatchesTable, BatchStatus, Schema } from './schema.js';
@@ -106,7 +107,7 @@ export async function formBatch(database: Database, input: FormBatchInput): Prom
         .updateTable('cargo')
         .set({ status: 'batched', batch_id: input.batchId, updated_at: input.now })
         .where('id', 'in', part)
-        .where('status', '=', 'pending')
+        .where('status', 'in', movableFrom('batch'))
         .execute();
     }
     return { batchId: input.batchId, cargoCount: chosen.ids.length, requestCount: chosen.requests };
@@ -289,7 +290,7 @@ export async function markBatchSubmitted(
       .updateTable('cargo')
       .set({ status: 'processing', updated_at: input.now })
       .where('batch_id', '=', input.batchId)
-      .where('status', '=', 'batched')
+      .where('status', 'in', movableFrom('submit'))
       .execute();
     return { recorded: true };
   });

@@ -1,5 +1,5 @@
 import type { Insertable, Kysely } from 'kysely';
-import type { CargoStatus } from '../domain/statuses.js';
+import type { CargoStatus } from '../domain/lifecycle.js';
 import type { CargoTable, Schema } from './schema.js';
 
 export type NewCargo = Insertable<CargoTable>;

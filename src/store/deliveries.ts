@@ -1,7 +1,7 @@
 import { type ExpressionBuilder, type Insertable, type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import { newId } from '../domain/ids.js';
+import { type CargoStatus, movableFrom } from '../domain/lifecycle.js';
 import { storedCallbackType } from '../domain/message-targets.js';
-import type { CargoStatus } from '../domain/statuses.js';
 import { chunks } from './chunks.js';
 import type { Database } from './database.js';
 import type { DeliveriesTable, DeliveryAttemptsTable, DeliveryChannelName, Schema } from './schema.js';
@@ -361,7 +361,7 @@ async function settleCargoStatuses(
         then 'callback_failed' else 'callback_delivered' end`,
     })
     .where('id', 'in', cargoIds)
-    .where('status', '=', 'callback_pending')
+    .where('status', 'in', movableFrom('settle'))
     .where(({ not, exists, selectFrom }) =>
       not(
         exists(
@@ -474,7 +474,7 @@ export async function createRedelivery(
       .updateTable('cargo')
       .set({ status: 'callback_pending', updated_at: now })
       .where('id', '=', cargoId)
-      .where('status', 'in', ['completed', 'failed', 'callback_delivered', 'callback_failed'])
+      .where('status', 'in', movableFrom('redeliver'))
       .execute();
     return { channels };
   });

@@ -1,5 +1,5 @@
 import type { ExpressionBuilder, Kysely } from 'kysely';
-import type { CargoStatus } from '../domain/statuses.js';
+import { type CargoStatus, movableFrom } from '../domain/lifecycle.js';
 import { chunks } from './chunks.js';
 import type { Database } from './database.js';
 import { type DeliveryRequest, insertDeliveries, requestedChannels } from './deliveries.js';
@@ -21,7 +21,7 @@ export async function cargoAwaitingResults(db: Kysely<Schema>, batchId: string):
     .selectFrom('cargo')
     .select(['id', 'is_records', 'request_count', 'result_ttl_seconds', 'callback_url', 'callback'])
     .where('batch_id', '=', batchId)
-    .where('status', 'in', ['batched', 'processing'])
+    .where('status', 'in', movableFrom('result'))
     .execute();
   return rows.map((r) => ({
     id: r.id,
@@ -78,7 +78,7 @@ export async function storeResults(
           .updateTable('cargo')
           .set({ status, updated_at: now })
           .where('id', 'in', part)
-          .where('status', 'in', ['batched', 'processing'])
+          .where('status', 'in', movableFrom('result'))
           .returning('id')
           .execute();
         for (const row of rows) moved.add(row.id);

@@ -1,6 +1,12 @@
 import type { Generated } from 'kysely';
-import type { ConnectionStatus } from '../domain/connections.js';
-import type { CargoStatus } from '../domain/statuses.js';
+import type {
+  BatchStatus,
+  CargoStatus,
+  ChannelName,
+  ConnectionStatus,
+  DeliveryStatus,
+  OutboxStatus,
+} from '../domain/lifecycle.js';
 
 /**
  * Table types. Times are epoch milliseconds (bigint in PostgreSQL, integer in SQLite); flags are
@@ -91,7 +97,7 @@ export interface RateLimitWindowsTable {
   hits: Generated<number>;
 }
 
-export type BatchStatus = 'submitting' | 'processing' | 'ended';
+export type { BatchStatus, DeliveryStatus };
 
 /** A provider batch job as a state row; short leased steps advance it. */
 export interface BatchesTable {
@@ -141,8 +147,7 @@ export interface MockJobsTable {
   canceled_at: number | null;
 }
 
-export type DeliveryChannelName = 'webhook' | 'object_store' | 'sqs' | 'sns' | 'eventbridge';
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+export type DeliveryChannelName = ChannelName;
 
 /** One requested hand-over of a cargo's result on one channel, advanced by leased attempts. */
 export interface DeliveriesTable {
@@ -209,7 +214,7 @@ export interface OutboxTable {
   kind: string;
   /** JSON of what to send, e.g. `{to, subject, text}`. */
   payload: string;
-  status: 'pending' | 'sent' | 'failed';
+  status: OutboxStatus;
   attempts: Generated<number>;
   next_attempt_at: number;
   locked_by: string | null;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ManualClock } from '../../src/domain/clock.js';
-import type { CargoStatus } from '../../src/domain/statuses.js';
+import type { CargoStatus } from '../../src/domain/lifecycle.js';
 import { createProjectWithKey, mockBody, startTestApp, type TestApp } from '../helpers/app.js';
 import { assertDetail } from '../helpers/assertions.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { mailboxEnvelopeJson } from '../../domain/envelope.js';
 import { ApiError, errors } from '../../domain/errors.js';
-import { hasResult, statusDescription } from '../../domain/statuses.js';
+import { hasResult, statusDescription } from '../../domain/lifecycle.js';
 import { findCargoForProject } from '../../store/cargo.js';
 import { apiKeySecurity, authErrorResponses, CargoIdParams, ErrorBody, notFoundResponse } from '../schemas.js';
 import type { CargoRouteDeps } from './track-cargo.js';

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fast
 import { Type } from 'typebox';
 import { isoTime } from '../../domain/clock.js';
 import { errors } from '../../domain/errors.js';
-import { ALL_CARGO_STATUSES, statusDescription } from '../../domain/statuses.js';
+import { ALL_CARGO_STATUSES, ALL_CHANNELS, DELIVERY_STATUSES, statusDescription } from '../../domain/lifecycle.js';
 import { findCargoForProject } from '../../store/cargo.js';
 import type { Database } from '../../store/database.js';
 import { deliverySummaries } from '../../store/deliveries.js';
@@ -19,8 +19,8 @@ const TrackingResponse = Type.Object(
     deliveries: Type.Optional(
       Type.Array(
         Type.Object({
-          channel: Type.Enum(['webhook', 'object_store', 'sqs', 'sns', 'eventbridge']),
-          status: Type.Enum(['pending', 'delivered', 'failed']),
+          channel: Type.Enum(ALL_CHANNELS),
+          status: Type.Enum(Object.values(DELIVERY_STATUSES)),
           attempts: Type.Integer(),
           last_error: Type.Union([Type.String(), Type.Null()]),
           last_status_code: Type.Union([Type.Integer(), Type.Null()]),

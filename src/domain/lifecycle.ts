@@ -1,0 +1,125 @@
+/**
+ * The lifecycle: every status of every moving thing (cargo, batch, delivery, connection, outbox
+ * message) and the table of allowed cargo moves. Migrations hold frozen copies of these lists.
+ *
+ * Glossary
+ * - project: the unit of tenant isolation; owns API keys, cargo and (later) connections.
+ * - cargo: one submitted model request (or one `records` list) and, later, its result.
+ * - batch: a group of cargo of one (provider, model) sent to a provider as one job.
+ * - job: the provider's own batch object, known by the provider job id.
+ * - mailbox: the stored result a client polls with GET /cargo/{id}/result.
+ * - delivery / attempt: a requested hand-over of a result (webhook, object) and each try at it.
+ * - lease: a time-limited claim (`locked_by`, `locked_until`) a worker holds on a row it works on.
+ */
+
+export const CARGO_STATUSES = Object.freeze({
+  pending: 'pending',
+  batched: 'batched',
+  processing: 'processing',
+  completed: 'completed',
+  failed: 'failed',
+  callback_pending: 'callback_pending',
+  callback_delivered: 'callback_delivered',
+  callback_failed: 'callback_failed',
+} as const);
+
+export type CargoStatus = (typeof CARGO_STATUSES)[keyof typeof CARGO_STATUSES];
+
+export const ALL_CARGO_STATUSES = Object.values(CARGO_STATUSES) as CargoStatus[];
+
+/** A batch: formed and being submitted, with the provider, or ended (results collected). */
+export const BATCH_STATUSES = Object.freeze({
+  submitting: 'submitting',
+  processing: 'processing',
+  ended: 'ended',
+} as const);
+export type BatchStatus = (typeof BATCH_STATUSES)[keyof typeof BATCH_STATUSES];
+
+/** A delivery: waiting for an attempt (or a retry), or ended one way or the other. */
+export const DELIVERY_STATUSES = Object.freeze({
+  pending: 'pending',
+  delivered: 'delivered',
+  failed: 'failed',
+} as const);
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[keyof typeof DELIVERY_STATUSES];
+
+/** Where a delivery goes: `callback_url`, or the `callback` target's type. */
+export const CHANNELS = Object.freeze({
+  webhook: 'webhook',
+  object_store: 'object_store',
+  sqs: 'sqs',
+  sns: 'sns',
+  eventbridge: 'eventbridge',
+} as const);
+export type ChannelName = (typeof CHANNELS)[keyof typeof CHANNELS];
+export const ALL_CHANNELS = Object.values(CHANNELS) as ChannelName[];
+
+/** A connection: usable, or marked failed by an access denial until a success ends the incident. */
+export const CONNECTION_STATUSES = Object.freeze({ active: 'active', failed: 'failed' } as const);
+export type ConnectionStatus = (typeof CONNECTION_STATUSES)[keyof typeof CONNECTION_STATUSES];
+
+/** An outbox message: waiting to be sent (or retried), sent, or given up. */
+export const OUTBOX_STATUSES = Object.freeze({ pending: 'pending', sent: 'sent', failed: 'failed' } as const);
+export type OutboxStatus = (typeof OUTBOX_STATUSES)[keyof typeof OUTBOX_STATUSES];
+
+/**
+ * Every way a cargo's status may change, and from where: the one table store writes check
+ * (`where status in (move.from)`), so a write that lost a race changes nothing.
+ */
+export const CARGO_MOVES = Object.freeze({
+  /** The batcher puts it in a batch. */
+  batch: { from: ['pending'], to: ['batched'] },
+  /** The provider accepted the batch. */
+  submit: { from: ['batched'], to: ['processing'] },
+  /** Its result is stored (a batch that failed as a whole stores results too). */
+  result: { from: ['batched', 'processing'], to: ['completed', 'failed', 'callback_pending'] },
+  /** Its deliveries have all ended. */
+  settle: { from: ['callback_pending'], to: ['callback_delivered', 'callback_failed'] },
+  /** An operator asks for its deliveries again. */
+  redeliver: {
+    from: ['completed', 'failed', 'callback_delivered', 'callback_failed'],
+    to: ['callback_pending'],
+  },
+} as const satisfies Record<string, { from: readonly CargoStatus[]; to: readonly CargoStatus[] }>);
+
+export type CargoMove = keyof typeof CARGO_MOVES;
+
+/** The statuses a move starts from, for `where status in (...)`. */
+export function movableFrom(move: CargoMove): CargoStatus[] {
+  return [...CARGO_MOVES[move].from];
+}
+
+/** Whether some move takes a cargo from `from` to `to`. */
+export function canMove(from: CargoStatus, to: CargoStatus): boolean {
+  return Object.values(CARGO_MOVES).some(
+    (move) => (move.from as readonly CargoStatus[]).includes(from) && (move.to as readonly CargoStatus[]).includes(to),
+  );
+}
+
+const DESCRIPTIONS: Record<CargoStatus, string> = {
+  pending: 'Waiting to be assigned to a batch',
+  batched: 'Assigned to a batch, waiting for submission',
+  processing: 'Batch is being processed by the provider',
+  completed: 'Processing completed',
+  failed: 'Processing failed',
+  callback_pending: 'Result ready, delivering callback',
+  callback_delivered: 'Callback delivered',
+  callback_failed: 'Callback delivery failed after all retries',
+};
+
+export function statusDescription(status: CargoStatus): string {
+  return DESCRIPTIONS[status];
+}
+
+/** Statuses before a result exists: GET /result answers 409 for these. */
+const UNFINISHED: ReadonlySet<CargoStatus> = new Set(['pending', 'batched', 'processing']);
+
+export function hasResult(status: CargoStatus): boolean {
+  return !UNFINISHED.has(status);
+}
+
+/** Where a cargo goes when its result is stored: delivering it, if it asked for a delivery. */
+export function statusAfterResult(success: boolean, deliveries: number): CargoStatus {
+  if (deliveries > 0) return 'callback_pending';
+  return success ? 'completed' : 'failed';
+}
