@@ -9,7 +9,7 @@ import pg from 'pg';
 import { createApiKey } from '../../src/store/api-keys.js';
 import { createProjectWithKey, mockBody, startTestApp, type TestApp } from '../helpers/app.js';
 import { assertDetail } from '../helpers/assertions.js';
-import { backends, PG_URL, type TestDatabase } from '../helpers/backends.js';
+import { type Backend, backends, PG_URL, type TestDatabase } from '../helpers/backends.js';
 
 /** The built command, as installed (`npm test` builds it first). */
 const MAIN = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
@@ -82,7 +82,7 @@ before(() => {
   assert.deepEqual(newer, [], 'dist/ is older than these sources: run npm run build');
 });
 
-for (const backend of await backends()) {
+for (const backend of await backends({ childProcesses: true })) {
   describe(`barge CLI on ${backend.name}`, () => {
     let db: TestDatabase;
     let app: TestApp;
@@ -418,7 +418,7 @@ function stop(child: ChildProcess): Promise<number | string | null> {
 }
 
 /** A database with no tables at all, for `barge migrate`. */
-async function emptyDatabase(kind: 'sqlite' | 'postgres'): Promise<{ url: string; drop(): Promise<void> }> {
+async function emptyDatabase(kind: Backend['name']): Promise<{ url: string; drop(): Promise<void> }> {
   if (kind === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'barge-migrate-'));
     return {

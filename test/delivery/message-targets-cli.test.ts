@@ -21,7 +21,7 @@ import { assertBuildIsFresh, BargeProcess, freePort, waitFor } from '../helpers/
  * sends it, exactly once).
  */
 
-for (const backend of await backends()) {
+for (const backend of await backends({ childProcesses: true })) {
   describe(`message targets from the command line on ${backend.name}`, () => {
     let db: TestDatabase;
     let rig: ObjectStoreRig;

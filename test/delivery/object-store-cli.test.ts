@@ -25,7 +25,7 @@ before(() => {
   assert.ok(existsSync(MAIN), `${MAIN} is missing: run npm run build (npm test does it in pretest)`);
 });
 
-for (const backend of await backends()) {
+for (const backend of await backends({ childProcesses: true })) {
   describe(`barge connection commands on ${backend.name}`, () => {
     let db: TestDatabase;
     let rig: ObjectStoreRig;

@@ -38,7 +38,7 @@ function barge(
   });
 }
 
-for (const backend of await backends()) {
+for (const backend of await backends({ childProcesses: true })) {
   describe(`redelivery on ${backend.name}`, () => {
     let db: TestDatabase;
     let app: TestApp;

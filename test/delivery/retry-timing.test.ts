@@ -14,7 +14,7 @@ import { assertBuildIsFresh, BargeProcess, freePort, waitFor } from '../helpers/
 
 const DELAYS = [200, 200, 200, 200, 200];
 
-for (const backend of await backends()) {
+for (const backend of await backends({ childProcesses: true })) {
   describe(`webhook retries on time on ${backend.name}`, () => {
     let db: TestDatabase;
     const children: BargeProcess[] = [];
@@ -28,7 +28,7 @@ for (const backend of await backends()) {
       await db.drop();
     });
 
-    async function serve(): Promise<{ child: BargeProcess; url: string }> {
+    async function serve(delays = DELAYS): Promise<{ child: BargeProcess; url: string }> {
       const port = await freePort();
       const child = new BargeProcess(['serve', '--role', 'all', '--json'], {
         BARGE_DATABASE_URL: db.url,
@@ -37,7 +37,7 @@ for (const backend of await backends()) {
         BARGE_LOG_LEVEL: 'warn',
         BARGE_MOCK_LATENCY_MS: '0',
         BARGE_BATCH_MAX_WAIT_MS: '0',
-        BARGE_WEBHOOK_RETRY_DELAYS_MS: DELAYS.join(','),
+        BARGE_WEBHOOK_RETRY_DELAYS_MS: delays.join(','),
         PORT: String(port),
         HOST: '127.0.0.1',
       });

@@ -6,12 +6,15 @@ import { type Database, openDatabase } from '../../src/store/database.js';
 import { migrate } from '../../src/store/migrate.js';
 
 /**
- * The same suite runs on every database backend: SQLite always (a real file), PostgreSQL when one
- * is reachable at BARGE_TEST_DATABASE_URL (default: the local server). Under CI the PostgreSQL leg
- * is required, so a missing server fails the run instead of quietly skipping half of it.
+ * The same suite runs on every database backend: a SQLite file (its writes on the write thread),
+ * SQLite in memory (one connection that reads and writes: it catches code that mixes up the two),
+ * and PostgreSQL when one is reachable at BARGE_TEST_DATABASE_URL (default: the local server).
+ * Under CI the PostgreSQL leg is required, so a missing server fails the run instead of quietly
+ * skipping half of it. Suites that start `barge` child processes need a database another process
+ * can open, so they run on the file and on PostgreSQL (`backends({ childProcesses: true })`).
  */
 export interface Backend {
-  name: 'sqlite' | 'postgres';
+  name: 'sqlite' | 'sqlite-memory' | 'postgres';
   /** A fresh, migrated, empty database; `url` opens the same one from another process. */
   create(): Promise<TestDatabase>;
 }
@@ -63,6 +66,21 @@ const sqlite: Backend = {
   },
 };
 
+const sqliteMemory: Backend = {
+  name: 'sqlite-memory',
+  async create() {
+    const database = openDatabase('sqlite::memory:');
+    await migrate(database);
+    return {
+      database,
+      get url(): string {
+        throw new Error('an in-memory database cannot be opened by another process');
+      },
+      drop: () => database.close(),
+    };
+  },
+};
+
 const postgres: Backend = {
   name: 'postgres',
   async create() {
@@ -91,7 +109,8 @@ const postgres: Backend = {
 };
 
 /** The backends this run covers; use as `for (const backend of await backends())`. */
-export async function backends(): Promise<Backend[]> {
+export async function backends(options: { childProcesses?: boolean } = {}): Promise<Backend[]> {
   pgReachable ??= checkPostgres();
-  return (await pgReachable) ? [sqlite, postgres] : [sqlite];
+  const local = options.childProcesses ? [sqlite] : [sqlite, sqliteMemory];
+  return (await pgReachable) ? [...local, postgres] : local;
 }

@@ -69,7 +69,7 @@ const FUZZ_BODIES: string[] = [
   "{'params':{}}",
 ];
 
-for (const backend of await backends()) {
+for (const backend of await backends({ childProcesses: true })) {
   describe(`HTTP edges on ${backend.name}`, () => {
     let db: TestDatabase;
     let app: TestApp;

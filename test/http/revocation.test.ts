@@ -13,7 +13,7 @@ import { assertBuildIsFresh, BargeProcess, freePort, sleep } from '../helpers/se
 const UNKNOWN_CARGO = `crg_${'0'.repeat(26)}`;
 const VISIBLE_WITHIN_MS = 1000;
 
-for (const backend of await backends()) {
+for (const backend of await backends({ childProcesses: true })) {
   describe(`revocation takes effect on the next request on ${backend.name}`, () => {
     let db: TestDatabase;
     const servers: { child: BargeProcess; url: string }[] = [];

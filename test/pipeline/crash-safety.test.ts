@@ -102,7 +102,7 @@ interface Counts {
   stagedRecords: number;
 }
 
-const backendList = await backends();
+const backendList = await backends({ childProcesses: true });
 
 for (const backend of backendList) {
   describe(`crash safety of a real barge serve on ${backend.name}`, () => {

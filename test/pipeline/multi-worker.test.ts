@@ -42,7 +42,7 @@ function cargoRow(projectId: string, n: number, now: number): NewCargo {
   };
 }
 
-const postgres = (await backends()).find((b) => b.name === 'postgres');
+const postgres = (await backends({ childProcesses: true })).find((b) => b.name === 'postgres');
 
 if (postgres) {
   describe('two worker processes on one PostgreSQL schema', () => {
