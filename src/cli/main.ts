@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig } from '../config.js';
-import type { Role } from '../server.js';
+import type { Role } from '../service.js';
 import { openDatabase } from '../store/database.js';
 import { migrate } from '../store/migrate.js';
 import { packageVersion } from '../version.js';
@@ -31,8 +31,8 @@ program
       // With --json, stdout carries only JSON: the first-start key message goes to stderr.
       const announce = out.json ? (text: string) => process.stderr.write(text) : undefined;
       // Loaded here, not at the top: the HTTP stack would add ~0.3 s to every admin command.
-      const { startService } = await import('../server.js');
-      const service = await startService({ config, role: opts.role, ...(announce ? { announce } : {}) });
+      const { createService } = await import('../service.js');
+      const service = await createService({ config, role: opts.role, ...(announce ? { announce } : {}) });
       const stop = (signal: string) => {
         service.app?.log.info({ signal }, 'shutting down');
         service.close().then(

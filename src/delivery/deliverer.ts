@@ -1,6 +1,6 @@
 import type { Clock } from '../domain/clock.js';
 import { nextAttemptAt } from '../domain/retry-schedule.js';
-import type { Logger } from '../pipeline/context.js';
+import type { Logger } from '../ports.js';
 import { applyConnectionEffect } from '../store/connections.js';
 import type { Database } from '../store/database.js';
 import {

@@ -1,5 +1,5 @@
 import type { Clock } from '../domain/clock.js';
-import type { Logger } from '../pipeline/context.js';
+import type { Logger } from '../ports.js';
 import type { Database } from '../store/database.js';
 import { claimDueMail, nextMailAt, recordMailAttempt } from '../store/outbox.js';
 import type { Mailer } from './mailer.js';

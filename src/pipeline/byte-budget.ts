@@ -6,6 +6,9 @@
  * memory would otherwise follow the largest batches instead of a fixed bound. Work waits its turn
  * in arrival order; a batch larger than the whole budget runs alone.
  */
+/** The default bound of each budget: one default-sized batch (10,000 requests of a few hundred bytes) fits. */
+export const DEFAULT_BUDGET_BYTES = 16 * 1024 * 1024;
+
 export class ByteBudget {
   private used = 0;
   private readonly waiting: { bytes: number; start: () => void }[] = [];

@@ -20,7 +20,6 @@ import {
   stageRecordResults,
   storeResults,
 } from '../store/results.js';
-import { ByteBudget } from './byte-budget.js';
 import type { PipelineContext } from './context.js';
 
 /**
@@ -28,9 +27,6 @@ import type { PipelineContext } from './context.js';
  * commit (one fsync) carries a couple of megabytes rather than a few hundred kilobytes.
  */
 const FLUSH_EVERY = 2000;
-
-/** Request bytes of the batches this process collects at once (results are of a similar size). */
-const COLLECTIONS_IN_MEMORY = new ByteBudget(16 * 1024 * 1024);
 
 /**
  * Streams an ended job's results into the mailbox. Plain cargo get their result as it arrives;
@@ -48,7 +44,7 @@ export async function collectResults(
 ): Promise<void> {
   // A bounded number at a time: a provider may hold a whole job's results while they are read
   // (svc-mock does), and the collector holds up to two chunks of results.
-  await COLLECTIONS_IN_MEMORY.run(batch.request_bytes, () => collect(ctx, provider, batch, options));
+  await ctx.budgets.collections.run(batch.request_bytes, () => collect(ctx, provider, batch, options));
 }
 
 async function collect(

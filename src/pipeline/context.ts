@@ -1,6 +1,8 @@
 import type { Clock } from '../domain/clock.js';
+import type { Logger, Metrics } from '../ports.js';
 import type { Provider } from '../providers/provider.js';
 import type { Database } from '../store/database.js';
+import type { ByteBudget } from './byte-budget.js';
 
 export interface PipelineSettings {
   /** Cap on requests per batch below the provider's own (BARGE_BATCH_MAX_SIZE). */
@@ -15,12 +17,6 @@ export interface PipelineSettings {
   purgeChunk: number;
 }
 
-export interface Logger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-
 /** What every pipeline step works with. */
 export interface PipelineContext {
   database: Database;
@@ -29,4 +25,10 @@ export interface PipelineContext {
   settings: PipelineSettings;
   workerId: string;
   log: Logger;
+  metrics: Metrics;
+  /**
+   * Request bytes of the submissions this worker builds at once and of the batches it collects at
+   * once (byte-budget.ts): memory follows these bounds, not the largest batches.
+   */
+  budgets: { submissions: ByteBudget; collections: ByteBudget };
 }

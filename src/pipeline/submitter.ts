@@ -3,18 +3,10 @@ import { customIdFor, paddingId } from '../domain/custom-ids.js';
 import { retryBackoffMs } from '../domain/polling.js';
 import type { BatchRequest } from '../providers/provider.js';
 import { type BatchRow, batchCargoRequests, markBatchSubmitted, rescheduleBatch } from '../store/batches.js';
-import { ByteBudget } from './byte-budget.js';
 import type { PipelineContext } from './context.js';
 
 /** The cheapest valid request, sent only to reach a provider's minimum batch size. */
 const PADDING_INPUT: ModelInput = { max_tokens: 1, messages: [{ role: 'user', content: '.' }] };
-
-/**
- * Request bytes (as stored) of the submissions this process builds at once; in memory a request
- * list takes a few times that. One default-sized batch (10,000 requests of a few hundred bytes)
- * fits; more small ones do.
- */
-const SUBMISSIONS_IN_MEMORY = new ByteBudget(16 * 1024 * 1024);
 
 /**
  * Sends a leased `submitting` batch to its provider. No transaction is open during the call. The
@@ -37,7 +29,7 @@ export async function submitBatch(ctx: PipelineContext, batch: BatchRow): Promis
   }
   try {
     // The request list lives only while it is built and handed over, a bounded number at a time.
-    const { jobId, requestCount, padding } = await SUBMISSIONS_IN_MEMORY.run(batch.request_bytes, async () => {
+    const { jobId, requestCount, padding } = await ctx.budgets.submissions.run(batch.request_bytes, async () => {
       const { requests, padding } = await providerRequests(ctx, batch, provider.limits.minRequests);
       // A turn for the rest of the event loop: reading and parsing a large batch is synchronous,
       // and so may be what the provider does with it next.

@@ -7,3 +7,12 @@ export const NEW_CARGO_CHANNEL = 'barge_new_cargo';
 export async function notifyNewCargo(database: Database): Promise<void> {
   if (database.dialect === 'postgres') await sql`select pg_notify(${NEW_CARGO_CHANNEL}, '')`.execute(database.write);
 }
+
+/** Results were stored (deliveries are due): delivery workers in other processes wake. */
+export const RESULTS_STORED_CHANNEL = 'barge_results_stored';
+
+export async function notifyResultsStored(database: Database): Promise<void> {
+  if (database.dialect === 'postgres') {
+    await sql`select pg_notify(${RESULTS_STORED_CHANNEL}, '')`.execute(database.write);
+  }
+}

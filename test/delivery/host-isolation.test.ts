@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { systemClock } from '../../src/domain/clock.js';
 import { createProjectWithKey, startTestApp, type TestApp } from '../helpers/app.js';
-import { eventually } from '../helpers/assertions.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
 import { testWorker } from '../helpers/pipeline.js';
 import { startReceiver } from '../helpers/receiver.js';
+import { eventually } from '../helpers/wait.js';
 import { assertSignedPosts, deliveryConfig, load } from './webhook-support.js';
 
 const PER_HOST = 4;
@@ -29,7 +29,7 @@ for (const backend of await backends()) {
     test(`${EACH} deliveries to a healthy receiver land while ${EACH} to a hanging one wait`, async () => {
       const hanging = await startReceiver(() => {});
       const healthy = await startReceiver();
-      const { worker } = testWorker(db.database, systemClock, {
+      const { worker } = await testWorker(db.database, systemClock, {
         latencyMs: 0,
         settings: { batchMaxWaitMs: 0 },
         ...deliveryConfig({ webhookTimeoutMs: 5000, maxPerHost: PER_HOST }),
@@ -80,7 +80,7 @@ for (const backend of await backends()) {
       } finally {
         // Cut the held requests first, so stopping does not wait out the timeout.
         await hanging.close();
-        await worker.stop();
+        await worker.close();
         await healthy.close();
       }
     });

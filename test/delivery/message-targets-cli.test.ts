@@ -12,7 +12,8 @@ import {
 import { backends, type TestDatabase } from '../helpers/backends.js';
 import { notifyTo, type ObjectStoreRig, startObjectStoreRig } from '../helpers/object-store.js';
 import { SERVICE_CREDENTIALS } from '../helpers/s3-server.js';
-import { assertBuildIsFresh, BargeProcess, freePort, waitFor } from '../helpers/serve.js';
+import { assertBuildIsFresh, BargeProcess } from '../helpers/serve.js';
+import { freePort, waitFor } from '../helpers/wait.js';
 
 /**
  * The message targets from outside: `barge connection check` per target kind against the

@@ -289,7 +289,7 @@ for (const backend of await backends()) {
       const workerConfig: Partial<Config> = options.retryDelaysMs
         ? { ...config, delivery: { ...testConfig().delivery, retryDelaysMs: options.retryDelaysMs } }
         : config;
-      const { worker } = testWorker(db.database, clock, { latencyMs: 0, config: workerConfig });
+      const { worker } = await testWorker(db.database, clock, { latencyMs: 0, config: workerConfig });
       const callback = (extra: Record<string, unknown> = {}, connectionId = connection.id) => ({
         callback: { type: kind.type, connection_id: connectionId, ...target.address, ...extra },
       });

@@ -41,7 +41,7 @@ for (const backend of await backends()) {
       const connection = await rig.roleConnection(db.database, project.projectId, {
         ...(options.allow ? { allow: [`arn:aws:s3:::${bucket}`] } : {}),
       });
-      const { worker } = testWorker(db.database, clock, { latencyMs: 0, config: rig.config });
+      const { worker } = await testWorker(db.database, clock, { latencyMs: 0, config: rig.config });
       rig.proxy.reset();
       return { ...project, bucket, connection, worker };
     };

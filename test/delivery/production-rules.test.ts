@@ -42,7 +42,7 @@ for (const backend of await backends()) {
       try {
         const { key } = await createProjectWithKey(db.database);
         // One attempt, no retries: each cargo ends callback_failed.
-        const { worker } = testWorker(db.database, clock, {
+        const { worker } = await testWorker(db.database, clock, {
           latencyMs: 0,
           ...deliveryConfig({ retryDelaysMs: [], webhookTimeoutMs: 2000 }, { allowPrivateCallbacks: false }),
         });
@@ -87,7 +87,7 @@ for (const backend of await backends()) {
       try {
         const { key } = await createProjectWithKey(db.database);
         const id = await load(devApp, key, 'plain http', { callback_url: `http://localhost:${receiver.port}/hook` });
-        const { worker } = testWorker(db.database, clock, {
+        const { worker } = await testWorker(db.database, clock, {
           latencyMs: 0,
           ...deliveryConfig({ retryDelaysMs: [] }, { allowPrivateCallbacks: false }),
         });

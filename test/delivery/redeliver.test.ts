@@ -59,7 +59,7 @@ for (const backend of await backends({ childProcesses: true })) {
     const options = () => ({ latencyMs: 0, ...deliveryConfig({ retryDelaysMs: [] }) });
 
     async function failedCargo(url: string) {
-      const { worker } = testWorker(db.database, clock, options());
+      const { worker } = await testWorker(db.database, clock, options());
       const project = await createProjectWithKey(db.database);
       const id = await load(app, project.key, 'deliver me again', { callback_url: `${url}/h` });
       clock.advance(500);
@@ -113,7 +113,7 @@ for (const backend of await backends({ childProcesses: true })) {
         assert.equal(await cargoStatus(db.database, pending), 'pending');
 
         // One retry, a second after the first attempt.
-        const { worker } = testWorker(db.database, clock, {
+        const { worker } = await testWorker(db.database, clock, {
           latencyMs: 0,
           ...deliveryConfig({ retryDelaysMs: [1000] }),
         });

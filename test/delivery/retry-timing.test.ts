@@ -3,7 +3,8 @@ import { after, before, describe, test } from 'node:test';
 import { createProjectWithKey, mockBody } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { assertBuildIsFresh, BargeProcess, freePort, waitFor } from '../helpers/serve.js';
+import { assertBuildIsFresh, BargeProcess } from '../helpers/serve.js';
+import { freePort, waitFor } from '../helpers/wait.js';
 
 /**
  * Retry timing with real time, against a real `barge serve` child: with 200 ms retry delays and a

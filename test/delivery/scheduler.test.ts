@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { systemClock } from '../../src/domain/clock.js';
 import { createProjectWithKey, startTestApp, type TestApp } from '../helpers/app.js';
-import { eventually } from '../helpers/assertions.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
 import { testWorker } from '../helpers/pipeline.js';
 import { startReceiver } from '../helpers/receiver.js';
+import { eventually } from '../helpers/wait.js';
 import { assertSignedPosts, deliveryConfig, load } from './webhook-support.js';
 
 /**
@@ -25,12 +25,14 @@ for (const backend of await backends()) {
       await db.drop();
     });
 
-    const worker = (limits: { maxInFlight: number; maxPerHost: number }) =>
-      testWorker(db.database, systemClock, {
-        latencyMs: 0,
-        settings: { batchMaxWaitMs: 0 },
-        ...deliveryConfig(limits),
-      }).worker;
+    const worker = async (limits: { maxInFlight: number; maxPerHost: number }) =>
+      (
+        await testWorker(db.database, systemClock, {
+          latencyMs: 0,
+          settings: { batchMaxWaitMs: 0 },
+          ...deliveryConfig(limits),
+        })
+      ).worker;
 
     async function submit(n: number, url: string): Promise<{ ids: string[]; webhookSecret: string }> {
       const { key, webhookSecret } = await createProjectWithKey(db.database);
@@ -59,7 +61,7 @@ for (const backend of await backends()) {
 
     test('300 deliveries to one receiver, 4 at a time: each exactly once, none left leased', async () => {
       const receiver = await startReceiver();
-      const w = worker({ maxInFlight: 16, maxPerHost: 4 });
+      const w = await worker({ maxInFlight: 16, maxPerHost: 4 });
       try {
         const { ids, webhookSecret } = await submit(300, `${receiver.url}/h`);
         w.start();
@@ -78,7 +80,7 @@ for (const backend of await backends()) {
           .execute();
         assert.deepEqual(leased, []);
       } finally {
-        await w.stop();
+        await w.close();
         await receiver.close();
       }
     });
@@ -87,7 +89,7 @@ for (const backend of await backends()) {
       const receiver = await startReceiver((_r, _i, res) => {
         setTimeout(() => res.writeHead(200).end(), 20);
       });
-      const a = worker({ maxInFlight: 64, maxPerHost: 4 });
+      const a = await worker({ maxInFlight: 64, maxPerHost: 4 });
       try {
         const { ids, webhookSecret } = await submit(200, `${receiver.url}/h`);
         a.start();
@@ -96,7 +98,7 @@ for (const backend of await backends()) {
           (n) => n >= 40,
           10_000,
         );
-        await a.stop();
+        await a.close();
         const left = await db.database.write
           .selectFrom('deliveries')
           .select(['id', 'locked_by', 'next_attempt_at'])
@@ -113,7 +115,7 @@ for (const backend of await backends()) {
           'given-back deliveries are due at once',
         );
 
-        const b = worker({ maxInFlight: 64, maxPerHost: 4 });
+        const b = await worker({ maxInFlight: 64, maxPerHost: 4 });
         b.start();
         try {
           await eventually(
@@ -122,12 +124,12 @@ for (const backend of await backends()) {
             15_000,
           );
         } finally {
-          await b.stop();
+          await b.close();
         }
         await assertExactlyOnce(ids, receiver.received);
         assertSignedPosts(receiver.received, webhookSecret);
       } finally {
-        await a.stop();
+        await a.close();
         await receiver.close();
       }
     });

@@ -86,6 +86,3 @@ export function assertNoSecret(text: string, secret: string): void {
 }
 
 export const iso = (ms: number) => new Date(ms).toISOString();
-
-/** The default schedule (interface document 6.1): waits before retries 1..5. */
-export const DEFAULT_DELAYS = [30_000, 120_000, 600_000, 1_800_000, 3_600_000] as const;

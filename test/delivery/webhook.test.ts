@@ -1,36 +1,27 @@
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { ManualClock } from '../../src/domain/clock.js';
+import { DEFAULT_RETRY_DELAYS_MS } from '../../src/domain/retry-schedule.js';
+import type { Service } from '../../src/service.js';
 import { claimDueDeliveries } from '../../src/store/deliveries.js';
 import { rotateWebhookSecret } from '../../src/store/projects.js';
 import { createProjectWithKey, mockBody, startTestApp, type TestApp } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
 import { testWorker } from '../helpers/pipeline.js';
 import { startReceiver } from '../helpers/receiver.js';
+import { freePort } from '../helpers/wait.js';
 import {
   assertNoSecret,
   assertSignedPosts,
   attemptsOfCargo,
   cargoStatus,
-  DEFAULT_DELAYS,
   deliveriesOf,
   deliveryConfig,
   iso,
   load,
   verifies,
 } from './webhook-support.js';
-
-/** A port that was listening a moment ago and is closed now: connecting is refused. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 for (const backend of await backends()) {
   describe(`webhook delivery on ${backend.name}`, () => {
@@ -49,7 +40,7 @@ for (const backend of await backends()) {
     });
 
     /** Lets the batch of what was just submitted form and finish (svc-mock, no latency). */
-    async function finish(worker: ReturnType<typeof testWorker>['worker']): Promise<number> {
+    async function finish(worker: Service): Promise<number> {
       clock.advance(500);
       await worker.runUntilIdle();
       return clock.now();
@@ -58,7 +49,7 @@ for (const backend of await backends()) {
     test('a 200 on the first attempt delivers: one signed POST with the exact body and headers', async () => {
       const receiver = await startReceiver();
       try {
-        const { worker } = testWorker(db.database, clock, { latencyMs: 0 });
+        const { worker } = await testWorker(db.database, clock, { latencyMs: 0 });
         const { key, webhookSecret } = await createProjectWithKey(db.database);
         const res = await app.request('POST', '/cargo/load', {
           key,
@@ -128,7 +119,7 @@ for (const backend of await backends()) {
         else res.writeHead(200, { 'content-type': 'text/plain' }).end('thanks');
       });
       try {
-        const { worker } = testWorker(db.database, clock, { latencyMs: 0 });
+        const { worker } = await testWorker(db.database, clock, { latencyMs: 0 });
         const { key, webhookSecret } = await createProjectWithKey(db.database);
         const id = await load(app, key, 'retry me', { callback_url: `${receiver.url}/h`, metadata: { n: 1 } });
         const t0 = await finish(worker);
@@ -211,13 +202,13 @@ for (const backend of await backends()) {
     test('always 500: 1 + 5 retries on the default schedule, then callback_failed with the result kept', async () => {
       const receiver = await startReceiver((_r, _i, res) => res.writeHead(500).end('no'));
       try {
-        const { worker } = testWorker(db.database, clock, { latencyMs: 0 });
+        const { worker } = await testWorker(db.database, clock, { latencyMs: 0 });
         const { key, webhookSecret } = await createProjectWithKey(db.database);
         const id = await load(app, key, 'never lands', { callback_url: `${receiver.url}/h` });
         const t0 = await finish(worker);
         assert.equal(receiver.received.length, 1);
 
-        for (const [i, delay] of DEFAULT_DELAYS.entries()) {
+        for (const [i, delay] of DEFAULT_RETRY_DELAYS_MS.entries()) {
           // A millisecond early: nothing is sent.
           clock.advance(delay - 1);
           await worker.runUntilIdle();
@@ -273,7 +264,7 @@ for (const backend of await backends()) {
       const options = { latencyMs: 0, ...deliveryConfig({ retryDelaysMs: [], webhookTimeoutMs: 300 }) };
 
       async function oneFailedAttempt(callbackUrl: string) {
-        const { worker } = testWorker(db.database, clock, options);
+        const { worker } = await testWorker(db.database, clock, options);
         const { key } = await createProjectWithKey(db.database);
         const id = await load(app, key, 'classify me', { callback_url: callbackUrl });
         await finish(worker);
@@ -300,7 +291,7 @@ for (const backend of await backends()) {
       });
 
       test('a port nobody listens on: connection_refused', async () => {
-        const attempt = await oneFailedAttempt(`http://127.0.0.1:${await closedPort()}/hook`);
+        const attempt = await oneFailedAttempt(`http://127.0.0.1:${await freePort()}/hook`);
         assert.equal(attempt.error_class, 'connection_refused');
         assert.equal(attempt.status_code, null);
       });
@@ -334,7 +325,7 @@ for (const backend of await backends()) {
     test('a failed cargo delivers success false, response null, error = error_message, and the metadata', async () => {
       const receiver = await startReceiver();
       try {
-        const { worker } = testWorker(db.database, clock, { latencyMs: 0 });
+        const { worker } = await testWorker(db.database, clock, { latencyMs: 0 });
         const { key, webhookSecret } = await createProjectWithKey(db.database);
         const metadata = { order: 'B-2', tags: ['x', 'y'], nested: { a: null } };
         const id = await load(app, key, 'please svc-mock:fail now', { callback_url: `${receiver.url}/h`, metadata });
@@ -369,7 +360,7 @@ for (const backend of await backends()) {
     });
 
     test('no callback_url: no delivery row, no POST, the status stays completed (or failed)', async () => {
-      const { worker } = testWorker(db.database, clock, { latencyMs: 0 });
+      const { worker } = await testWorker(db.database, clock, { latencyMs: 0 });
       const { key } = await createProjectWithKey(db.database);
       const ok = await load(app, key, 'mailbox only');
       const failed = await load(app, key, 'mailbox only svc-mock:fail');
@@ -389,14 +380,14 @@ for (const backend of await backends()) {
     test('a restart between attempts: the new worker waits for the due time, then makes attempt 2', async () => {
       const receiver = await startReceiver((_r, i, res) => res.writeHead(i === 0 ? 503 : 200).end());
       try {
-        const a = testWorker(db.database, clock, { latencyMs: 0 }).worker;
+        const a = (await testWorker(db.database, clock, { latencyMs: 0 })).worker;
         const { key, webhookSecret } = await createProjectWithKey(db.database);
         const id = await load(app, key, 'survive a restart', { callback_url: `${receiver.url}/h` });
         const t0 = await finish(a);
         assert.equal(receiver.received.length, 1);
-        await a.stop();
+        await a.close();
 
-        const b = testWorker(db.database, clock, { latencyMs: 0 }).worker;
+        const b = (await testWorker(db.database, clock, { latencyMs: 0 })).worker;
         await b.runUntilIdle();
         clock.advance(30_000 - 1);
         await b.runUntilIdle();
@@ -414,7 +405,7 @@ for (const backend of await backends()) {
         );
         assert.equal(await cargoStatus(db.database, id), 'callback_delivered');
         assertSignedPosts(receiver.received, webhookSecret);
-        await b.stop();
+        await b.close();
       } finally {
         await receiver.close();
       }
@@ -423,7 +414,7 @@ for (const backend of await backends()) {
     test('a worker that dies holding a lease: another worker makes the attempt once the lease lapses', async () => {
       const receiver = await startReceiver((_r, i, res) => res.writeHead(i === 0 ? 503 : 200).end());
       try {
-        const { worker } = testWorker(db.database, clock, { latencyMs: 0 });
+        const { worker } = await testWorker(db.database, clock, { latencyMs: 0 });
         const { key, webhookSecret } = await createProjectWithKey(db.database);
         const id = await load(app, key, 'orphaned attempt', { callback_url: `${receiver.url}/h` });
         const t0 = await finish(worker);
@@ -467,7 +458,7 @@ for (const backend of await backends()) {
     test('after a secret rotation both secrets verify for 24 hours, then only the new one; no secret leaks', async () => {
       const receiver = await startReceiver();
       try {
-        const { worker } = testWorker(db.database, clock, { latencyMs: 0 });
+        const { worker } = await testWorker(db.database, clock, { latencyMs: 0 });
         const { key, slug, webhookSecret: oldSecret } = await createProjectWithKey(db.database);
         const rotated = await rotateWebhookSecret(db.database.write, slug, clock.now());
         assert.ok(rotated);

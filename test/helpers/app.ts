@@ -1,12 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { type Config, loadConfig } from '../../src/config.js';
 import { type Clock, systemClock } from '../../src/domain/clock.js';
-import { buildApp } from '../../src/http/app.js';
-import { defaultModelRouter } from '../../src/providers/registry.js';
+import { createService } from '../../src/service.js';
 import { createApiKey } from '../../src/store/api-keys.js';
-import { insertCargo, type NewCargo } from '../../src/store/cargo.js';
 import type { Database } from '../../src/store/database.js';
-import { GroupCommitWriter } from '../../src/store/group-commit.js';
 import { createProject } from '../../src/store/projects.js';
 
 export interface TestApp {
@@ -29,25 +26,23 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
   };
 }
 
-/** A real listening server on a loopback port over the given database. */
+/**
+ * A real listening server on a loopback port over the given database: the API of a service
+ * composed by createService (the same wiring as `barge serve --role api`).
+ */
 export async function startTestApp(
   database: Database,
   options: { config?: Partial<Config>; clock?: Clock } = {},
 ): Promise<TestApp> {
-  const config = testConfig(options.config);
-  const writer = new GroupCommitWriter<NewCargo>((rows) => insertCargo(database.write, rows), {
-    intervalMs: config.commitIntervalMs,
-    maxRows: 1000,
-  });
-  const app = await buildApp({
-    config,
+  const service = await createService({
+    config: testConfig(options.config),
+    role: 'api',
     database,
     clock: options.clock ?? systemClock,
-    models: defaultModelRouter(),
-    writeCargo: (row) => writer.write(row),
-    version: '0.0.0-test',
+    listen: { host: '127.0.0.1', port: 0 },
   });
-  const url = await app.listen({ host: '127.0.0.1', port: 0 });
+  const app = service.app as FastifyInstance;
+  const url = service.url as string;
   return {
     app,
     url,
@@ -69,10 +64,7 @@ export async function startTestApp(
       }
       return { status: res.status, headers: res.headers, body: parsed, text };
     },
-    async close() {
-      await app.close();
-      await writer.close();
-    },
+    close: () => service.close(),
   };
 }
 

@@ -29,18 +29,3 @@ export function assertDetail(res: Response & { headers?: Headers }, status: numb
   assert.equal(res.status, status, res.text);
   assert.deepEqual(res.body, { detail });
 }
-
-/** Polls `read` until `done` accepts its value, for effects written asynchronously. */
-export async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) {
-      assert.fail(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(value)}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

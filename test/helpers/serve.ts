@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sleep } from './wait.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** The built `barge` command; child-process tests run what `npm run build` produced. */
@@ -28,41 +28,6 @@ export function assertBuildIsFresh(): void {
   walk(join(ROOT, 'src'));
   if (stale.length > 0) {
     throw new Error(`dist/ is older than ${stale.slice(0, 5).join(', ')}: run \`npm run build\` first`);
-  }
-}
-
-/** A loopback port nobody listens on right now (bind to port 0, read it, close). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port from the probe server');
-  return address.port;
-}
-
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** Polls `read` until `done` accepts its value; fails naming `what` and the last value seen. */
-export async function waitFor<T>(
-  what: string,
-  read: () => Promise<T> | T,
-  done: (value: T) => boolean,
-  options: { timeoutMs: number; intervalMs?: number },
-): Promise<T> {
-  const deadline = Date.now() + options.timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) {
-      throw new Error(
-        `timed out after ${options.timeoutMs} ms waiting for ${what}; last value: ${JSON.stringify(value)}`,
-      );
-    }
-    await sleep(options.intervalMs ?? 50);
   }
 }
 

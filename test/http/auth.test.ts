@@ -4,8 +4,9 @@ import { ManualClock } from '../../src/domain/clock.js';
 import { deactivateApiKey } from '../../src/store/api-keys.js';
 import { setProjectActive } from '../../src/store/projects.js';
 import { createProjectWithKey, mockBody, startTestApp, type TestApp } from '../helpers/app.js';
-import { assertDetail, eventually, sleep } from '../helpers/assertions.js';
+import { assertDetail } from '../helpers/assertions.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
+import { eventually, sleep } from '../helpers/wait.js';
 
 const UNKNOWN_CARGO = 'crg_01jd5q3k8m9x2v4w6y8z0a1b2c';
 /** Every authenticated route, called with a valid body where one is needed. */

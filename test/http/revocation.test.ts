@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createProjectWithKey } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
-import { assertBuildIsFresh, BargeProcess, freePort, sleep } from '../helpers/serve.js';
+import { assertBuildIsFresh, BargeProcess } from '../helpers/serve.js';
+import { freePort, sleep } from '../helpers/wait.js';
 
 /**
  * Revocation at once, from outside: two `barge serve --role api` children with the default key

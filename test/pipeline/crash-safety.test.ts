@@ -3,7 +3,8 @@ import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { createProjectWithKey } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
-import { assertBuildIsFresh, BargeProcess, freePort, sleep, waitFor } from '../helpers/serve.js';
+import { assertBuildIsFresh, BargeProcess } from '../helpers/serve.js';
+import { freePort, sleep, waitFor } from '../helpers/wait.js';
 
 /**
  * A real `barge serve` child takes a few thousand svc-mock cargo over HTTP while the test SIGKILLs

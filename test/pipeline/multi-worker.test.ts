@@ -5,7 +5,8 @@ import { insertCargo, type NewCargo } from '../../src/store/cargo.js';
 import { notifyNewCargo } from '../../src/store/notify.js';
 import { createProjectWithKey } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
-import { assertBuildIsFresh, BargeProcess, waitFor } from '../helpers/serve.js';
+import { assertBuildIsFresh, BargeProcess } from '../helpers/serve.js';
+import { waitFor } from '../helpers/wait.js';
 
 /**
  * Two `barge serve --role worker` processes share one PostgreSQL schema while 20,000 cargo arrive.

@@ -32,7 +32,7 @@ for (const backend of await backends()) {
       db.database.write.selectFrom('cargo').selectAll().where('id', 'in', ids).orderBy('id').execute();
 
     test('a svc-mock cargo goes pending → batched → processing → completed with a section 2.4 result', async () => {
-      const { worker } = testWorker(db.database, clock, { latencyMs: 60_000 });
+      const { worker } = await testWorker(db.database, clock, { latencyMs: 60_000 });
       const { key } = await createProjectWithKey(db.database);
       const id = await load(key, mockBody('Tell me about barges', { metadata: { order: 7, tag: 'x' } }));
       assert.equal(await status(key, id), 'pending');
@@ -90,7 +90,7 @@ for (const backend of await backends()) {
     });
 
     test('a records cargo gets its records back in input order, failing as a whole if one failed', async () => {
-      const { worker } = testWorker(db.database, clock, { latencyMs: 0 });
+      const { worker } = await testWorker(db.database, clock, { latencyMs: 0 });
       const { key } = await createProjectWithKey(db.database);
       const recordIds = ['zeta', 'alpha', 'mid', 'omega', 'beta'];
       const id = await load(key, {
@@ -149,7 +149,7 @@ for (const backend of await backends()) {
     });
 
     test('the fail trigger gives a failed cargo with the provider error in error_message', async () => {
-      const { worker } = testWorker(db.database, clock, { latencyMs: 0 });
+      const { worker } = await testWorker(db.database, clock, { latencyMs: 0 });
       const { key } = await createProjectWithKey(db.database);
       const id = await load(key, mockBody('svc-mock:fail please', { metadata: { a: 1 } }));
       clock.advance(500);
@@ -164,7 +164,7 @@ for (const backend of await backends()) {
     });
 
     test('groups flush when full and otherwise after their max wait; byte limits split batches', async () => {
-      const { worker } = testWorker(db.database, clock, {
+      const { worker } = await testWorker(db.database, clock, {
         latencyMs: 0,
         limits: { maxBytes: 2_000 },
         settings: { batchMaxSize: 3, batchMaxWaitMs: 10_000 },
@@ -208,7 +208,7 @@ for (const backend of await backends()) {
     });
 
     test('a group below the provider minimum is padded at its deadline, and the padding is discarded', async () => {
-      const { worker } = testWorker(db.database, clock, { latencyMs: 0, limits: { minRequests: 5 } });
+      const { worker } = await testWorker(db.database, clock, { latencyMs: 0, limits: { minRequests: 5 } });
       const { key } = await createProjectWithKey(db.database);
       const ids = [await load(key, mockBody('one')), await load(key, mockBody('two'))];
       clock.advance(500);
@@ -233,7 +233,7 @@ for (const backend of await backends()) {
     });
 
     test('a job past its completion window is canceled and its cargo fail as expired', async () => {
-      const { worker } = testWorker(db.database, clock, { latencyMs: 30 * HOUR });
+      const { worker } = await testWorker(db.database, clock, { latencyMs: 30 * HOUR });
       const { key } = await createProjectWithKey(db.database);
       const id = await load(key, mockBody('slow one'));
       clock.advance(500);
@@ -259,7 +259,7 @@ for (const backend of await backends()) {
     });
 
     test('a job the provider failed as a whole fails its cargo with the provider text', async () => {
-      const { worker } = testWorker(db.database, clock, { latencyMs: 60_000 });
+      const { worker } = await testWorker(db.database, clock, { latencyMs: 60_000 });
       const { key } = await createProjectWithKey(db.database);
       const id = await load(key, mockBody('doomed'));
       clock.advance(500);
@@ -278,7 +278,7 @@ for (const backend of await backends()) {
     });
 
     test('submitting the same batch twice creates one provider job', async () => {
-      const { mock } = testWorker(db.database, clock, { latencyMs: 0 });
+      const { mock } = await testWorker(db.database, clock, { latencyMs: 0 });
       const request = {
         batchId: `bat_twice_${backend.name}`,
         model: 'svc-mock',
@@ -290,7 +290,7 @@ for (const backend of await backends()) {
     });
 
     test('results past their retention are purged, leaving what 410 needs', async () => {
-      const { worker } = testWorker(db.database, clock, { latencyMs: 0 });
+      const { worker } = await testWorker(db.database, clock, { latencyMs: 0 });
       const { key } = await createProjectWithKey(db.database);
       const short = await load(key, mockBody('short-lived', { result_ttl_seconds: 3600 }));
       const long = await load(key, mockBody('long-lived'));

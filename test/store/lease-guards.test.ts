@@ -3,7 +3,9 @@ import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { ManualClock } from '../../src/domain/clock.js';
 import { newId } from '../../src/domain/ids.js';
+import { ByteBudget, DEFAULT_BUDGET_BYTES } from '../../src/pipeline/byte-budget.js';
 import { submitBatch } from '../../src/pipeline/submitter.js';
+import { noMetrics, silentLogger } from '../../src/ports.js';
 import type { Provider, SubmitRequest } from '../../src/providers/provider.js';
 import { claimDueBatches, formBatch } from '../../src/store/batches.js';
 import { claimDueDeliveries, createRedelivery, recordAttempts } from '../../src/store/deliveries.js';
@@ -22,7 +24,6 @@ import { backends, type TestDatabase } from '../helpers/backends.js';
  */
 
 const T0 = Date.UTC(2026, 0, 1);
-const quiet = { info() {}, warn() {}, error() {} };
 
 for (const backend of await backends()) {
   describe(`lease guards and state moves on ${backend.name}`, () => {
@@ -254,7 +255,12 @@ for (const backend of await backends()) {
         providers: new Map([[provider.name, provider]]),
         settings: { batchMaxSize: 100, batchMaxWaitMs: null, leaseMs: 1000, concurrency: 4, purgeChunk: 100 },
         workerId,
-        log: quiet,
+        log: silentLogger,
+        metrics: noMetrics,
+        budgets: {
+          submissions: new ByteBudget(DEFAULT_BUDGET_BYTES),
+          collections: new ByteBudget(DEFAULT_BUDGET_BYTES),
+        },
       });
       const claim = (workerId: string) =>
         claimDueBatches(db.database, { status: 'submitting', workerId, now: clock.now(), leaseMs: 1000, limit: 10 });

@@ -1,0 +1,83 @@
+import type { Clock } from '../domain/clock.js';
+import { Loop } from '../loop.js';
+import type { Mailer } from '../mail/mailer.js';
+import { sendDueMail } from '../mail/outbox-sender.js';
+import type { Logger, Metrics } from '../ports.js';
+import type { Database } from '../store/database.js';
+import type { DeliveryChannel } from './channel.js';
+import { Deliverer, type DelivererSettings } from './deliverer.js';
+
+export interface DeliveryWorkerDeps {
+  database: Database;
+  clock: Clock;
+  workerId: string;
+  log: Logger;
+  metrics: Metrics;
+  channels: ReadonlyMap<string, DeliveryChannel>;
+  settings: DelivererSettings;
+  /** Sends the outbox's mail (incident mail). */
+  mailer: Mailer;
+  /** How long a claimed outbox message is this worker's (BARGE_LEASE_MS). */
+  outboxLeaseMs: number;
+  idleMaxMs: number;
+  /** How long stop() waits for attempts in flight before giving their leases back. */
+  shutdownGraceMs: number;
+}
+
+/**
+ * The delivery side of a worker process: the attempt scheduler's loop and the outbox sender.
+ * Composed beside the pipeline worker (src/service.ts), which wakes it when results are stored.
+ */
+export class DeliveryWorker {
+  private readonly deliverer: Deliverer;
+  private readonly deliveries: Loop;
+  private readonly outbox: Loop;
+
+  constructor(private readonly deps: DeliveryWorkerDeps) {
+    const loop = { clock: deps.clock, log: deps.log, metrics: deps.metrics, idleMaxMs: deps.idleMaxMs };
+    this.deliverer = new Deliverer({
+      database: deps.database,
+      clock: deps.clock,
+      workerId: deps.workerId,
+      log: deps.log,
+      channels: deps.channels,
+      settings: deps.settings,
+      wake: () => this.deliveries.wake(),
+      onMailQueued: () => this.outbox.wake(),
+    });
+    this.deliveries = new Loop('deliveries', () => this.deliverer.step(), loop);
+    this.outbox = new Loop('outbox', () => this.sendMail(), loop);
+  }
+
+  get loops(): Loop[] {
+    return [this.deliveries, this.outbox];
+  }
+
+  start(): void {
+    for (const loop of this.loops) loop.start();
+  }
+
+  /** Results were stored, here or in another process: deliveries may be due. */
+  wake(): void {
+    this.deliveries.wake();
+  }
+
+  /** Stops taking work, waits (bounded) for attempts in flight, and gives up remaining leases. */
+  async stop(): Promise<void> {
+    await Promise.all(this.loops.map((loop) => loop.stop()));
+    await this.deliverer.stop(this.deps.shutdownGraceMs);
+  }
+
+  /** One pass: starts due attempts, waits for them to be recorded, sends due mail. */
+  async runOnce(): Promise<boolean> {
+    const step = await this.deliverer.step();
+    await this.deliverer.drain();
+    const mail = await this.sendMail();
+    return step.didWork || mail.didWork;
+  }
+
+  private sendMail() {
+    const { database, clock, workerId, log, mailer, outboxLeaseMs } = this.deps;
+    return sendDueMail({ database, clock, workerId, log, mailer, leaseMs: outboxLeaseMs });
+  }
+}

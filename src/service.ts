@@ -1,0 +1,255 @@
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { pino } from 'pino';
+import type { Config } from './config.js';
+import { awsDeliveryDeps } from './delivery/aws/connection-access.js';
+import { buildChannels, delivererSettings } from './delivery/registry.js';
+import { DeliveryWorker } from './delivery/worker.js';
+import { type Clock, systemClock } from './domain/clock.js';
+import { buildApp } from './http/app.js';
+import { smtpMailer } from './mail/mailer.js';
+import { ByteBudget, DEFAULT_BUDGET_BYTES } from './pipeline/byte-budget.js';
+import { newWorkerId, PipelineWorker } from './pipeline/worker.js';
+import { type Metrics, noMetrics } from './ports.js';
+import type { Provider } from './providers/provider.js';
+import { buildProviders, defaultModelRouter } from './providers/registry.js';
+import { createApiKey } from './store/api-keys.js';
+import { insertCargo, type NewCargo } from './store/cargo.js';
+import { findProjectConnection } from './store/connections.js';
+import { type Database, openDatabase } from './store/database.js';
+import { GroupCommitWriter } from './store/group-commit.js';
+import { migrate } from './store/migrate.js';
+import { NEW_CARGO_CHANNEL, notifyNewCargo, notifyResultsStored, RESULTS_STORED_CHANNEL } from './store/notify.js';
+import { countProjects, createProject } from './store/projects.js';
+import { packageVersion } from './version.js';
+
+/**
+ * The one composition root: `barge serve`, the tests and the benches all build the service here,
+ * so what they exercise is the real wiring. A process runs the API, the workers, or both; the
+ * workers are the pipeline worker (batches) and the delivery worker (deliveries, the outbox),
+ * side by side.
+ */
+export type Role = 'all' | 'api' | 'worker';
+
+export interface ServiceDeps {
+  config: Config;
+  role: Role;
+  /** An open, migrated database (tests); otherwise opened from the config, migrated, and closed with the service. */
+  database?: Database;
+  clock?: Clock;
+  logger?: FastifyBaseLogger;
+  metrics?: Metrics;
+  /** Providers to use instead of (or besides) the configured ones, by name (tests). */
+  providers?: Provider[];
+  /** Where the API listens; default the config's host and port. */
+  listen?: { host: string; port: number };
+  /** Start the worker loops (default); false leaves them to runUntilIdle (tests with a manual clock). */
+  startWorkers?: boolean;
+  /** The longest a worker loop sleeps without a wake-up. */
+  idleMaxMs?: number;
+  /** Where the first-start message with the development key goes. */
+  announce?: (text: string) => void;
+}
+
+export interface Service {
+  app: FastifyInstance | null;
+  pipeline: PipelineWorker | null;
+  delivery: DeliveryWorker | null;
+  database: Database;
+  /** The address the API listens on, when it does. */
+  url: string | null;
+  /** Starts the worker loops (when startWorkers was false). */
+  start(): void;
+  /** Runs every worker step until none has work (tests drive the workers with this and a manual clock). */
+  runUntilIdle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function createService(deps: ServiceDeps): Promise<Service> {
+  const { config, role } = deps;
+  const clock = deps.clock ?? systemClock;
+  const metrics = deps.metrics ?? noMetrics;
+  const ownsDatabase = deps.database === undefined;
+  const database = deps.database ?? openDatabase(config.databaseUrl);
+  if (ownsDatabase) {
+    try {
+      await migrate(database);
+      if (config.env === 'development') await createDevelopmentProject(database, clock, deps.announce);
+    } catch (err) {
+      await database.close();
+      throw err;
+    }
+  }
+  const logger =
+    deps.logger ??
+    pino({
+      level: config.logLevel,
+      redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization'], censor: '[redacted]' },
+    });
+  const log = (component: string) => logger.child({ component });
+  // With PostgreSQL, other processes wake workers by NOTIFY; the poll is only a safety net.
+  const idleMaxMs = deps.idleMaxMs ?? (database.dialect === 'postgres' ? 5_000 : 30_000);
+  const workerId = config.pipeline.workerId ?? newWorkerId();
+
+  let pipeline: PipelineWorker | null = null;
+  let delivery: DeliveryWorker | null = null;
+  if (role === 'all' || role === 'worker') {
+    const providers = buildProviders(config, database, clock);
+    for (const provider of deps.providers ?? []) providers.set(provider.name, provider);
+    const deliveryWorker = new DeliveryWorker({
+      database,
+      clock,
+      workerId,
+      log: log('delivery'),
+      metrics,
+      channels: buildChannels(config, packageVersion(), {
+        aws: awsDeliveryDeps(config),
+        findConnection: (projectId, id) => findProjectConnection(database.read, projectId, id),
+      }),
+      settings: delivererSettings(config),
+      mailer: smtpMailer(config.smtp),
+      outboxLeaseMs: config.pipeline.leaseMs,
+      idleMaxMs,
+      shutdownGraceMs: 10_000,
+    });
+    delivery = deliveryWorker;
+    pipeline = new PipelineWorker(
+      {
+        database,
+        clock,
+        providers,
+        settings: { ...config.pipeline, purgeChunk: 1000 },
+        workerId,
+        log: log('pipeline'),
+        metrics,
+        budgets: {
+          submissions: new ByteBudget(DEFAULT_BUDGET_BYTES),
+          collections: new ByteBudget(DEFAULT_BUDGET_BYTES),
+        },
+      },
+      {
+        idleMaxMs,
+        onResultsStored: () => {
+          deliveryWorker.wake();
+          notifyResultsStored(database).catch((err: unknown) => logger.warn({ err }, 'could not notify other workers'));
+        },
+      },
+    );
+  }
+  const workers = [pipeline, delivery].filter((w) => w !== null);
+
+  const unlisten: (() => Promise<void>)[] = [];
+  let started = false;
+  const start = async () => {
+    if (started) return;
+    started = true;
+    for (const worker of workers) worker.start();
+    if (database.listen && pipeline && delivery) {
+      const [p, d] = [pipeline, delivery];
+      unlisten.push(await database.listen(NEW_CARGO_CHANNEL, () => p.wake()));
+      unlisten.push(await database.listen(RESULTS_STORED_CHANNEL, () => d.wake()));
+    }
+  };
+  if (deps.startWorkers !== false) await start();
+
+  let app: FastifyInstance | null = null;
+  let writer: GroupCommitWriter<NewCargo> | null = null;
+  let url: string | null = null;
+  if (role === 'all' || role === 'api') {
+    const cargoWriter = new GroupCommitWriter<NewCargo>(
+      async (rows) => {
+        await insertCargo(database.write, rows);
+        await notifyNewCargo(database);
+        pipeline?.wake();
+      },
+      { intervalMs: config.commitIntervalMs, maxRows: 5000 },
+    );
+    writer = cargoWriter;
+    app = await buildApp({
+      config,
+      database,
+      clock,
+      logger,
+      models: defaultModelRouter(),
+      writeCargo: (row) => cargoWriter.write(row),
+      version: packageVersion(),
+    });
+    url = await app.listen(deps.listen ?? { host: config.host, port: config.port });
+  }
+
+  let closing: Promise<void> | null = null;
+  return {
+    app,
+    pipeline,
+    delivery,
+    database,
+    url,
+    start() {
+      void start();
+    },
+    async runUntilIdle() {
+      for (;;) {
+        let didWork = false;
+        for (const worker of workers) didWork = (await worker.runOnce()) || didWork;
+        if (!didWork) return;
+      }
+    },
+    close() {
+      closing ??= (async () => {
+        // Stop taking requests and let in-flight ones commit, then finish or release worker leases.
+        if (app) await closeApp(app);
+        if (writer) await writer.close();
+        for (const stop of unlisten) await stop();
+        for (const worker of workers) await worker.stop();
+        if (ownsDatabase) await database.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+/**
+ * Closes the HTTP server without waiting out keep-alive connections. Node closes only connections
+ * that are idle when close() is called; one whose request was still in flight then stays open,
+ * idle, until the client or the keep-alive timeout (72 s) drops it, and holds up the shutdown.
+ */
+async function closeApp(app: FastifyInstance): Promise<void> {
+  const reap = setInterval(() => app.server.closeIdleConnections(), 100);
+  try {
+    await app.close();
+  } finally {
+    clearInterval(reap);
+  }
+}
+
+/**
+ * First start on an empty database in development: a `default` project and one key, printed once,
+ * so a new user can call the API right away.
+ */
+async function createDevelopmentProject(
+  database: Database,
+  clock: Clock,
+  announce: (text: string) => void = (text) => process.stdout.write(text),
+): Promise<void> {
+  if ((await countProjects(database.read)) > 0) return;
+  const now = clock.now();
+  const project = await createProject(database.write, 'default', now);
+  if (project === 'slug_taken') return;
+  const { key } = await createApiKey(database.write, {
+    projectId: project.id,
+    name: 'development',
+    expiresAt: null,
+    now,
+  });
+  announce(
+    [
+      '',
+      'barge: first start on an empty database (BARGE_ENV=development).',
+      "Created project 'default' and this API key. It is shown only once:",
+      '',
+      `    ${key}`,
+      '',
+      'Next: the README walks through loading a svc-mock cargo with it (POST /cargo/load).',
+      '',
+    ].join('\n'),
+  );
+}
