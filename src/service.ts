@@ -68,8 +68,18 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
   const { config, role } = deps;
   const clock = deps.clock ?? systemClock;
   const metrics = deps.metrics ?? noMetrics;
+  const logger =
+    deps.logger ??
+    pino({
+      level: config.logLevel,
+      redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization'], censor: '[redacted]' },
+    });
   const ownsDatabase = deps.database === undefined;
-  const database = deps.database ?? openDatabase(config.databaseUrl);
+  const database =
+    deps.database ??
+    openDatabase(config.databaseUrl, {
+      onConnectionError: (err, where) => logger.warn({ err: err.message }, where),
+    });
   if (ownsDatabase) {
     try {
       await migrate(database);
@@ -79,12 +89,6 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
       throw err;
     }
   }
-  const logger =
-    deps.logger ??
-    pino({
-      level: config.logLevel,
-      redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization'], censor: '[redacted]' },
-    });
   const log = (component: string) => logger.child({ component });
   // With PostgreSQL, other processes wake workers by NOTIFY; the poll is only a safety net.
   const idleMaxMs = deps.idleMaxMs ?? (database.dialect === 'postgres' ? 5_000 : 30_000);

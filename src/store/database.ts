@@ -36,6 +36,11 @@ export interface OpenOptions {
   schema?: string;
   /** PostgreSQL only: connections in the pool. */
   poolSize?: number;
+  /**
+   * PostgreSQL only: a connection failed outside any query (a restart, a failover, an idle
+   * timeout, a proxy restart). The pool replaces it; this reports it (default: stderr).
+   */
+  onConnectionError?: (err: Error, where: string) => void;
 }
 
 const PG_INT8 = 20;
@@ -70,7 +75,14 @@ function openSqlite(path: string, writeThread: boolean): Database {
   };
 }
 
+/** LISTEN reconnects after a lost connection with this backoff, doubling up to the cap. */
+const LISTEN_RETRY_MS = 500;
+const LISTEN_RETRY_MAX_MS = 30_000;
+
 function openPostgres(url: string, options: OpenOptions): Database {
+  const report =
+    options.onConnectionError ??
+    ((err: Error, where: string) => process.stderr.write(`barge: ${where}: ${err.message}\n`));
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolSize ?? 10,
@@ -81,25 +93,75 @@ function openPostgres(url: string, options: OpenOptions): Database {
     },
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   });
+  // Without listeners, a connection dropped by the server (restart, failover, idle timeout) is an
+  // unhandled 'error' event that ends the process. The pool discards a broken idle connection by
+  // itself, and a query on a broken checked-out one fails (the request answers 503, the worker
+  // step retries); these only keep the event from killing the process.
+  pool.on('error', (err) => report(err, 'a pooled PostgreSQL connection failed'));
+  pool.on('connect', (client) => {
+    client.on('error', (err) => report(err, 'a PostgreSQL connection in use failed'));
+  });
   const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
+
+  /**
+   * A dedicated LISTEN connection that reconnects with backoff until it works, however long the
+   * outage, and reports the outage once. After a reconnect it wakes the listener once, in case a
+   * notification was missed meanwhile.
+   */
   const listen = async (channel: string, onNotify: () => void) => {
     let client: pg.Client | null = null;
     let stopped = false;
+    let down = false;
+    let delay = LISTEN_RETRY_MS;
+    let timer: NodeJS.Timeout | null = null;
     const connect = async (): Promise<void> => {
       const next = new pg.Client({ connectionString: url });
       next.on('notification', onNotify);
-      next.on('error', () => {
-        // Reconnect after a moment; wake once, in case a notification was lost meanwhile.
+      next.on('error', (err) => lost(next, err));
+      try {
+        await next.connect();
+        await next.query(`listen ${channel}`);
+      } catch (err) {
         next.end().catch(() => {});
-        if (!stopped) setTimeout(() => connect().then(onNotify, () => {}), 1000).unref();
-      });
-      await next.connect();
-      await next.query(`listen ${channel}`);
+        throw err;
+      }
+      if (stopped) {
+        await next.end();
+        return;
+      }
       client = next;
+      delay = LISTEN_RETRY_MS;
+      if (down) {
+        down = false;
+        report(new Error('reconnected'), `LISTEN ${channel}`);
+        onNotify();
+      }
+    };
+    const lost = (which: pg.Client, err: Error) => {
+      which.end().catch(() => {});
+      if (client === which) client = null;
+      if (stopped) return;
+      if (!down) {
+        down = true;
+        report(err, `LISTEN ${channel} lost its connection; reconnecting`);
+      }
+      retry();
+    };
+    const retry = () => {
+      if (timer || stopped) return;
+      timer = setTimeout(() => {
+        timer = null;
+        connect().catch(() => {
+          delay = Math.min(delay * 2, LISTEN_RETRY_MAX_MS);
+          retry();
+        });
+      }, delay);
+      timer.unref();
     };
     await connect();
     return async () => {
       stopped = true;
+      if (timer) clearTimeout(timer);
       await client?.end();
     };
   };
