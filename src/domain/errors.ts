@@ -1,7 +1,11 @@
+import { type CargoStatus, statusDescription } from './lifecycle.js';
+
 /**
- * The error catalogue: every client-visible failure has a stable code, an HTTP status and a
- * `detail` (a string, or an object for the structured 409/410/422 errors). One function in
- * src/http/errors.ts turns these into responses.
+ * The error catalogue: every client-visible failure has a stable `code` (snake_case; for logs,
+ * metrics and the server side, never in the body), an HTTP status and a `detail` (a string, or an
+ * object `{error, message, ...}` for the structured 409/410/422 errors, whose `error` is the code).
+ * One function in src/http/errors.ts (`errorResponse`) turns these into responses; the bodies are
+ * the interface document's and do not change with the code.
  */
 export interface FieldError {
   path: string;
@@ -10,71 +14,141 @@ export interface FieldError {
 
 export type ErrorDetail = string | ({ error: string; message: string } & Record<string, unknown>);
 
-export class ApiError extends Error {
+export interface ErrorExtra {
+  /** Every invalid field of a 400 body, sent as `errors`. */
+  errors?: FieldError[];
+  headers?: Record<string, string>;
+  /** Sent as `request_id` (500s only), so the answer can be matched to its log line. */
+  requestId?: string;
+}
+
+export class ApiError<Code extends string = string> extends Error {
   constructor(
+    readonly code: Code,
     readonly statusCode: number,
     readonly detail: ErrorDetail,
-    readonly extra: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+    readonly extra: ErrorExtra = {},
   ) {
     super(typeof detail === 'string' ? detail : detail.message);
     this.name = 'ApiError';
   }
 }
 
+/** A structured error: its `detail.error` is its code. */
+function structured<Code extends string>(
+  code: Code,
+  statusCode: number,
+  message: string,
+  fields: Record<string, unknown> = {},
+): ApiError<Code> {
+  return new ApiError(code, statusCode, { error: code, message, ...fields });
+}
+
 export const errors = {
-  missingApiKey: () => new ApiError(401, 'Missing API key. Include the X-API-Key header.'),
-  invalidKeyFormat: () => new ApiError(401, 'Invalid API key format.'),
-  invalidApiKey: () => new ApiError(401, 'Invalid API key.'),
-  expiredApiKey: () => new ApiError(401, 'API key has expired.'),
-  projectInactive: () => new ApiError(403, 'Project is inactive.'),
-  cargoNotFound: () => new ApiError(404, 'Cargo not found'),
-  invalidBody: (fieldErrors: FieldError[]) => new ApiError(400, summarize(fieldErrors), { errors: fieldErrors }),
-  malformedJson: (why: string) => new ApiError(400, `Request body is not valid JSON: ${why}`),
+  // Authentication, in the order it is checked (src/http/auth.ts).
+  missingApiKey: () => new ApiError('missing_api_key', 401, 'Missing API key. Include the X-API-Key header.'),
+  invalidKeyFormat: () => new ApiError('invalid_api_key_format', 401, 'Invalid API key format.'),
+  invalidApiKey: () => new ApiError('invalid_api_key', 401, 'Invalid API key.'),
+  expiredApiKey: () => new ApiError('expired_api_key', 401, 'API key has expired.'),
+  projectInactive: () => new ApiError('project_inactive', 403, 'Project is inactive.'),
+  rateLimited: (retryAfterSeconds: number) =>
+    new ApiError('rate_limited', 429, 'Rate limit exceeded', {
+      headers: { 'retry-after': String(retryAfterSeconds) },
+    }),
+
+  // The request body.
+  invalidBody: (fieldErrors: FieldError[]) =>
+    new ApiError('invalid_body', 400, summarize(fieldErrors), { errors: fieldErrors }),
+  malformedJson: (why: string) => new ApiError('malformed_json', 400, `Request body is not valid JSON: ${why}`),
+  forbiddenJsonKey: (key: '__proto__' | 'constructor.prototype', at: string) =>
+    new ApiError(
+      'forbidden_json_key',
+      400,
+      `Request body must not contain a ${key === '__proto__' ? '"__proto__" key' : '"constructor" key holding a "prototype" key'} (found in ${at || 'the top-level object'}; refused to protect against prototype pollution).`,
+    ),
   unsupportedMediaType: (type: string) =>
     new ApiError(
+      'unsupported_media_type',
       415,
       type
         ? `Unsupported Content-Type '${type}'. Send application/json.`
         : 'Missing Content-Type. Send application/json.',
     ),
-  bodyTooLarge: (limit: number) => new ApiError(413, `Request body is larger than the limit of ${limit} bytes.`),
-  routeNotFound: (method: string, url: string) => new ApiError(404, `Route ${method} ${url} not found.`),
-  methodNotAllowed: (method: string, allowed: string[]) =>
-    new ApiError(405, `Method ${method} is not allowed here. Allowed: ${allowed.join(', ')}.`, {
-      headers: { allow: allowed.join(', ') },
-    }),
+  bodyTooLarge: (limit: number) =>
+    new ApiError('body_too_large', 413, `Request body is larger than the limit of ${limit} bytes.`),
+  invalidContentEncoding: (coding: string, why: string) =>
+    new ApiError(
+      'invalid_content_encoding',
+      400,
+      `Request body is not valid ${coding} although Content-Encoding says so: ${why}.`,
+    ),
+  unsupportedContentEncoding: (coding: string) =>
+    new ApiError(
+      'unsupported_content_encoding',
+      415,
+      `Unsupported Content-Encoding '${coding}'. Send gzip, deflate or identity.`,
+    ),
+
+  // The delivery target of POST /cargo/load (src/http/routes/delivery-target.ts).
   connectionNotFound: (connectionId: string) =>
-    new ApiError(422, { error: 'connection_not_found', message: `No connection '${connectionId}' in this project.` }),
+    structured('connection_not_found', 422, `No connection '${connectionId}' in this project.`),
   invalidKeyPrefix: (keyPrefix: string, problem: string) =>
-    new ApiError(422, { error: 'invalid_key_prefix', message: `key_prefix '${keyPrefix}' ${problem}.` }),
+    structured('invalid_key_prefix', 422, `key_prefix '${keyPrefix}' ${problem}.`),
   /** `target` names it, e.g. `Bucket 'arn:aws:s3:::x'`, `Target 'arn:aws:sqs:…'`. */
   targetNotAllowed: (target: string, connectionId: string) =>
-    new ApiError(422, {
-      error: 'target_not_allowed',
-      message: `${target} is not on the allow-list of connection '${connectionId}'.`,
+    structured('target_not_allowed', 422, `${target} is not on the allow-list of connection '${connectionId}'.`),
+
+  // A cargo and its result.
+  cargoNotFound: () => new ApiError('cargo_not_found', 404, 'Cargo not found'),
+  /** The cargo has no result yet (pending, batched, processing): where it is. */
+  resultNotReady: (cargoId: string, status: CargoStatus) =>
+    structured('result_not_ready', 409, 'The result is not ready yet.', {
+      cargo_id: cargoId,
+      status,
+      status_description: statusDescription(status),
     }),
-  rateLimited: (retryAfterSeconds: number) =>
-    new ApiError(429, 'Rate limit exceeded', {
-      headers: { 'retry-after': String(retryAfterSeconds) },
+  /** The result was purged after result_ttl_seconds; `status` is the cargo's last. */
+  resultExpired: (cargoId: string, status: CargoStatus) =>
+    structured('result_expired', 410, 'The result has expired and was purged.', { cargo_id: cargoId, status }),
+
+  // Routing.
+  routeNotFound: (method: string, url: string) =>
+    new ApiError('route_not_found', 404, `Route ${method} ${url} not found.`),
+  methodNotAllowed: (method: string, allowed: string[]) =>
+    new ApiError('method_not_allowed', 405, `Method ${method} is not allowed here. Allowed: ${allowed.join(', ')}.`, {
+      headers: { allow: allowed.join(', ') },
     }),
-  forbiddenJsonKey: (key: '__proto__' | 'constructor.prototype', at: string) =>
-    new ApiError(
-      400,
-      `Request body must not contain a ${key === '__proto__' ? '"__proto__" key' : '"constructor" key holding a "prototype" key'} (found in ${at || 'the top-level object'}; refused to protect against prototype pollution).`,
-    ),
-  invalidContentEncoding: (coding: string, why: string) =>
-    new ApiError(400, `Request body is not valid ${coding} although Content-Encoding says so: ${why}.`),
-  unsupportedContentEncoding: (coding: string) =>
-    new ApiError(415, `Unsupported Content-Encoding '${coding}'. Send gzip, deflate or identity.`),
-  badPathEncoding: () => new ApiError(400, 'The request path is not valid: it contains malformed percent-encoding.'),
+  badPathEncoding: () =>
+    new ApiError('bad_path_encoding', 400, 'The request path is not valid: it contains malformed percent-encoding.'),
   pathSegmentTooLong: (limit: number) =>
-    new ApiError(414, `A path segment (such as a cargo id) is longer than the limit of ${limit} characters.`),
-  malformedHttpRequest: (reason: string) => new ApiError(400, `Malformed HTTP request: ${reason}.`),
+    new ApiError(
+      'path_segment_too_long',
+      414,
+      `A path segment (such as a cargo id) is longer than the limit of ${limit} characters.`,
+    ),
+
+  // The raw connection: requests Node's HTTP parser refuses, or that time out.
+  malformedHttpRequest: (reason: string) =>
+    new ApiError('malformed_http_request', 400, `Malformed HTTP request: ${reason}.`),
   headersTooLarge: (limit: number) =>
-    new ApiError(431, `The request line and headers are larger than the limit of ${limit} bytes.`),
-  chunkExtensionsTooLarge: () => new ApiError(413, 'The chunk extensions of the request body are too large.'),
-  requestTimeout: () => new ApiError(408, 'The request was not received in time.'),
+    new ApiError('headers_too_large', 431, `The request line and headers are larger than the limit of ${limit} bytes.`),
+  chunkExtensionsTooLarge: () =>
+    new ApiError('chunk_extensions_too_large', 413, 'The chunk extensions of the request body are too large.'),
+  requestTimeout: () => new ApiError('request_timeout', 408, 'The request was not received in time.'),
+  /**
+   * A 4xx that Fastify or a plugin raised and that has no entry of its own (its message is kept;
+   * the original error, with its FST_ code, goes to the log).
+   */
+  requestRejected: (statusCode: number, message: string) => new ApiError('request_rejected', statusCode, message),
+
+  // The server's side.
+  databaseUnreachable: () => new ApiError('database_unreachable', 503, 'Database is not reachable.'),
+  /** A bug: logged in full, answered with the request id and never a stack trace. */
+  internalError: (requestId: string) => new ApiError('internal_error', 500, 'Internal server error', { requestId }),
 };
+
+/** Every code of the catalogue. */
+export type ErrorCode = ReturnType<(typeof errors)[keyof typeof errors]>['code'];
 
 function summarize(fieldErrors: FieldError[]): string {
   const first = fieldErrors[0];

@@ -1,3 +1,4 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { hashApiKey, isWellFormedApiKey } from '../domain/api-keys.js';
 import type { Clock } from '../domain/clock.js';
 import { errors } from '../domain/errors.js';
@@ -10,6 +11,39 @@ export interface AuthContext {
   projectId: string;
   projectSlug: string;
   rateLimitMax: number | null;
+}
+
+/**
+ * Where a request's AuthContext lives: a request decorator that only the cargo scope declares,
+ * named by a symbol this module keeps to itself, so `authOf` is the only way to read it.
+ *
+ * Why a scoped decorator and not a WeakMap beside the routes: the context lives and dies with its
+ * request, with no module-level table shared by every app in the process; Fastify declares the
+ * slot only for requests of the scope that runs the check, so a route registered outside it that
+ * asks for the context fails loudly (FST_ERR_DEC_UNDECLARED) instead of finding nothing; and a
+ * slot declared up front (as `null`) keeps every request object the same shape. The type comes
+ * from `authOf` (getDecorator/setDecorator), so no global module augmentation is needed, and no
+ * service is hung on the instance: the authenticator is still passed in by hand.
+ */
+const AUTH_CONTEXT = Symbol('barge.authContext');
+
+/**
+ * Makes every route of `scope` require an API key: declares the request slot and adds the
+ * onRequest hook that authenticates (first of the scope's hooks, so key problems come before the
+ * rate limit and the body).
+ */
+export function requireApiKey(scope: FastifyInstance, authenticator: Authenticator): void {
+  scope.decorateRequest(AUTH_CONTEXT, null);
+  scope.addHook('onRequest', async (request) => {
+    request.setDecorator<AuthContext>(AUTH_CONTEXT, await authenticator.authenticate(request.headers['x-api-key']));
+  });
+}
+
+/** The caller of a request in a scope that `requireApiKey` guards. */
+export function authOf(request: FastifyRequest): AuthContext {
+  const auth = request.getDecorator<AuthContext | null>(AUTH_CONTEXT);
+  if (!auth) throw new Error('route reached without authentication');
+  return auth;
 }
 
 export interface AuthenticatorOptions {

@@ -1,7 +1,7 @@
 import { maxHeaderSize, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, errors, type FieldError } from '../domain/errors.js';
+import { ApiError, type ErrorDetail, errors, type FieldError } from '../domain/errors.js';
 
 interface AjvError {
   instancePath: string;
@@ -59,20 +59,43 @@ function toApiError(
   }
   if (error instanceof SyntaxError) return errors.malformedJson(error.message);
   const status = error.statusCode;
-  if (status !== undefined && status >= 400 && status < 500) return new ApiError(status, error.message);
+  if (status !== undefined && status >= 400 && status < 500) {
+    request.log.debug({ err: error }, 'request rejected by the framework');
+    return errors.requestRejected(status, error.message);
+  }
   return null;
 }
 
+/** What an error is answered: status, headers and the interface document's `{detail}` body. */
+export interface ErrorResponse {
+  statusCode: number;
+  headers: Record<string, string>;
+  body: { detail: ErrorDetail; errors?: FieldError[]; request_id?: string };
+}
+
+/**
+ * The one mapping from catalogue errors to responses, for Fastify replies and raw sockets alike.
+ * The code is not in the body (the interface document fixes the bodies); it goes to the log.
+ */
+export function errorResponse(error: ApiError): ErrorResponse {
+  const { errors: fields, headers = {}, requestId } = error.extra;
+  const body: ErrorResponse['body'] = { detail: error.detail };
+  if (fields) body.errors = fields;
+  if (requestId !== undefined) body.request_id = requestId;
+  return { statusCode: error.statusCode, headers, body };
+}
+
 export function sendApiError(reply: FastifyReply, error: ApiError): FastifyReply {
-  for (const [name, value] of Object.entries(error.extra.headers ?? {})) reply.header(name, value);
-  return reply
-    .code(error.statusCode)
-    .send(error.extra.errors ? { detail: error.detail, errors: error.extra.errors } : { detail: error.detail });
+  const { statusCode, headers, body } = errorResponse(error);
+  // The "request completed" line is written with reply.log: it then names the code.
+  reply.log = reply.log.child({ code: error.code });
+  for (const [name, value] of Object.entries(headers)) reply.header(name, value);
+  return reply.code(statusCode).send(body);
 }
 
 function sendInternalError(reply: FastifyReply, request: FastifyRequest, error: unknown): FastifyReply {
   request.log.error({ err: error }, 'unhandled error');
-  return reply.code(500).send({ detail: 'Internal server error', request_id: request.id });
+  return sendApiError(reply, errors.internalError(request.id));
 }
 
 /**
@@ -117,14 +140,16 @@ export function clientErrorAnswer(error: ClientError): ApiError {
 
 /** A complete HTTP/1.1 response with a `{detail}` body, for a socket no Fastify reply owns. */
 export function rawErrorResponse(error: ApiError): string {
-  const body = JSON.stringify({ detail: error.detail });
+  const { statusCode, headers, body } = errorResponse(error);
+  const text = JSON.stringify(body);
   return [
-    `HTTP/1.1 ${error.statusCode} ${STATUS_CODES[error.statusCode] ?? 'Error'}`,
+    `HTTP/1.1 ${statusCode} ${STATUS_CODES[statusCode] ?? 'Error'}`,
     'Content-Type: application/json; charset=utf-8',
-    `Content-Length: ${Buffer.byteLength(body)}`,
+    `Content-Length: ${Buffer.byteLength(text)}`,
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
     'Connection: close',
     '',
-    body,
+    text,
   ].join('\r\n');
 }
 
@@ -167,7 +192,7 @@ export function clientErrorHandler(this: FastifyInstance, error: ClientError, so
     return;
   }
   const answer = clientErrorAnswer(error);
-  this.log.debug({ err: error, statusCode: answer.statusCode }, 'client error');
+  this.log.debug({ err: error, statusCode: answer.statusCode, code: answer.code }, 'client error');
   const inFlight = (socket as Socket & { _httpMessage?: InFlightResponse | null })._httpMessage;
   if (!inFlight || inFlight.writableFinished) {
     answerAndLinger(socket, answer);

@@ -4,7 +4,7 @@ import { type CargoStatus, movableFrom } from '../domain/lifecycle.js';
 import { storedCallbackType } from '../domain/message-targets.js';
 import { chunks } from './chunks.js';
 import type { Database } from './database.js';
-import type { DeliveriesTable, DeliveryAttemptsTable, DeliveryChannelName, Schema } from './schema.js';
+import type { DeliveriesTable, DeliveryAttemptsTable, DeliveryChannelName, DeliveryStatus, Schema } from './schema.js';
 
 export type DeliveryRow = Selectable<DeliveriesTable>;
 
@@ -410,7 +410,7 @@ export async function releaseDeliveryLeases(
 
 export interface DeliverySummary {
   channel: DeliveryChannelName;
-  status: string;
+  status: DeliveryStatus;
   attempts: number;
   lastError: string | null;
   lastStatusCode: number | null;

@@ -1,9 +1,10 @@
-import type { FastifyInstance } from 'fastify';
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { mailboxEnvelopeJson } from '../../domain/envelope.js';
-import { ApiError, errors } from '../../domain/errors.js';
-import { hasResult, statusDescription } from '../../domain/lifecycle.js';
+import { errors } from '../../domain/errors.js';
+import { hasResult } from '../../domain/lifecycle.js';
 import { findCargoForProject } from '../../store/cargo.js';
+import { authOf } from '../auth.js';
+import type { CargoScope } from '../cargo-routes.js';
 import { apiKeySecurity, authErrorResponses, CargoIdParams, ErrorBody, notFoundResponse } from '../schemas.js';
 import type { CargoRouteDeps } from './track-cargo.js';
 
@@ -38,11 +39,13 @@ const ResultEnvelope = Type.Object(
   },
 );
 
-export function registerGetCargoResult(app: FastifyInstance, deps: CargoRouteDeps): void {
-  app.get(
+export function registerGetCargoResult(app: CargoScope, deps: CargoRouteDeps): void {
+  // The 200 is sent as JSON text already (mailboxEnvelopeJson keeps the stored response and
+  // metadata exactly as they are), so the reply is typed as that text (ResultEnvelope documents
+  // it); naming the reply type means naming the params type too.
+  app.get<{ Params: Static<typeof CargoIdParams>; Reply: string }>(
     '/cargo/:cargo_id/result',
     {
-      onRequest: deps.onRequest,
       schema: {
         summary: 'Fetch the stored result (mailbox)',
         description:
@@ -87,26 +90,11 @@ export function registerGetCargoResult(app: FastifyInstance, deps: CargoRouteDep
       },
     },
     async (request, reply) => {
-      const { cargo_id } = request.params as { cargo_id: string };
-      const cargo = await findCargoForProject(deps.database.read, deps.authOf(request).projectId, cargo_id);
+      const { cargo_id } = request.params;
+      const cargo = await findCargoForProject(deps.database.read, authOf(request).projectId, cargo_id);
       if (!cargo) throw errors.cargoNotFound();
-      if (!hasResult(cargo.status) || !cargo.result) {
-        throw new ApiError(409, {
-          error: 'result_not_ready',
-          message: 'The result is not ready yet.',
-          cargo_id: cargo.id,
-          status: cargo.status,
-          status_description: statusDescription(cargo.status),
-        });
-      }
-      if (cargo.result.purged) {
-        throw new ApiError(410, {
-          error: 'result_expired',
-          message: 'The result has expired and was purged.',
-          cargo_id: cargo.id,
-          status: cargo.status,
-        });
-      }
+      if (!hasResult(cargo.status) || !cargo.result) throw errors.resultNotReady(cargo.id, cargo.status);
+      if (cargo.result.purged) throw errors.resultExpired(cargo.id, cargo.status);
       return reply.type('application/json; charset=utf-8').send(
         mailboxEnvelopeJson({
           cargoId: cargo.id,

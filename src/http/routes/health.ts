@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { Type } from 'typebox';
+import { errors } from '../../domain/errors.js';
 import type { Database } from '../../store/database.js';
+import { sendApiError } from '../errors.js';
 
 const Ok = Type.Object({ status: Type.Literal('ok') }, { examples: [{ status: 'ok' }] });
 const Unavailable = Type.Object({ detail: Type.String() }, { examples: [{ detail: 'Database is not reachable.' }] });
@@ -34,7 +36,7 @@ export function registerHealth(app: FastifyInstance, deps: { database: Database 
         return { status: 'ok' as const };
       } catch (err) {
         request.log.warn({ err }, 'readiness check failed');
-        return reply.code(503).send({ detail: 'Database is not reachable.' });
+        return sendApiError(reply, errors.databaseUnreachable());
       }
     },
   );

@@ -1,4 +1,3 @@
-import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { type CargoRecord, checkLoadRules, LIMITS, type ModelInput } from '../../domain/cargo-request.js';
 import type { Clock } from '../../domain/clock.js';
@@ -7,7 +6,9 @@ import { newId } from '../../domain/ids.js';
 import { jsonMemberText } from '../../domain/json-text.js';
 import type { ModelRouter } from '../../providers/routing.js';
 import type { NewCargo } from '../../store/cargo.js';
-import type { AuthContext } from '../auth.js';
+import { authOf } from '../auth.js';
+import type { CargoScope } from '../cargo-routes.js';
+import { rawBodyOf } from '../request-body.js';
 import { apiKeySecurity, authErrorResponses, ErrorBody } from '../schemas.js';
 import { Callback, checkTarget, type TargetRules, targetAddressProblems } from './delivery-target.js';
 
@@ -140,19 +141,14 @@ export interface LoadCargoDeps {
   models: ModelRouter;
   allowHttpCallbacks: boolean;
   writeCargo: (row: NewCargo) => Promise<void>;
-  onRequest: onRequestHookHandler[];
-  authOf: (request: FastifyRequest) => AuthContext;
-  /** The body's JSON text as received. */
-  rawBodyOf: (request: FastifyRequest) => string | undefined;
   /** The rules of a `callback` target, with the project's connections. */
   targets: TargetRules;
 }
 
-export function registerLoadCargo(app: FastifyInstance, deps: LoadCargoDeps): void {
+export function registerLoadCargo(app: CargoScope, deps: LoadCargoDeps): void {
   app.post(
     '/cargo/load',
     {
-      onRequest: deps.onRequest,
       schema: {
         summary: 'Submit a model request for batch processing',
         description:
@@ -198,10 +194,10 @@ export function registerLoadCargo(app: FastifyInstance, deps: LoadCargoDeps): vo
       },
     },
     async (request) => {
-      const auth = deps.authOf(request);
-      const body = request.body as LoadCargoBody;
+      const auth = authOf(request);
+      const { body } = request;
       // Stored as the client wrote it (key order, number literals), not as JSON.stringify would.
-      const rawBody = deps.rawBodyOf(request);
+      const rawBody = rawBodyOf(request);
       const metadataJson =
         body.metadata == null
           ? null

@@ -1,12 +1,17 @@
-import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { Type } from 'typebox';
 import { isoTime } from '../../domain/clock.js';
 import { errors } from '../../domain/errors.js';
-import { ALL_CARGO_STATUSES, ALL_CHANNELS, DELIVERY_STATUSES, statusDescription } from '../../domain/lifecycle.js';
+import {
+  ALL_CARGO_STATUSES,
+  ALL_CHANNELS,
+  DELIVERY_STATUSES,
+  statusDescription,
+} from '../../domain/lifecycle.js';
 import { findCargoForProject } from '../../store/cargo.js';
 import type { Database } from '../../store/database.js';
 import { deliverySummaries } from '../../store/deliveries.js';
-import type { AuthContext } from '../auth.js';
+import { authOf } from '../auth.js';
+import type { CargoScope } from '../cargo-routes.js';
 import { apiKeySecurity, authErrorResponses, CargoIdParams, notFoundResponse } from '../schemas.js';
 
 const TrackingResponse = Type.Object(
@@ -62,15 +67,12 @@ const TrackingResponse = Type.Object(
 
 export interface CargoRouteDeps {
   database: Database;
-  onRequest: onRequestHookHandler[];
-  authOf: (request: FastifyRequest) => AuthContext;
 }
 
-export function registerTrackCargo(app: FastifyInstance, deps: CargoRouteDeps): void {
+export function registerTrackCargo(app: CargoScope, deps: CargoRouteDeps): void {
   app.get(
     '/cargo/:cargo_id/tracking',
     {
-      onRequest: deps.onRequest,
       schema: {
         summary: 'Track a cargo',
         description: 'Cheap and status-only: never carries the response.',
@@ -81,8 +83,8 @@ export function registerTrackCargo(app: FastifyInstance, deps: CargoRouteDeps): 
       },
     },
     async (request) => {
-      const { cargo_id } = request.params as { cargo_id: string };
-      const cargo = await findCargoForProject(deps.database.read, deps.authOf(request).projectId, cargo_id);
+      const { cargo_id } = request.params;
+      const cargo = await findCargoForProject(deps.database.read, authOf(request).projectId, cargo_id);
       if (!cargo) throw errors.cargoNotFound();
       const deliveries = cargo.hasDeliveries ? await deliverySummaries(deps.database.read, cargo.id) : [];
       return {

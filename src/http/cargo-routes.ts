@@ -1,0 +1,51 @@
+import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
+import type { Database } from '../store/database.js';
+import { type Authenticator, authOf, requireApiKey } from './auth.js';
+import { type RateLimitOptions, registerRateLimit } from './rate-limit.js';
+import { registerGetCargoResult } from './routes/get-cargo-result.js';
+import { type LoadCargoDeps, registerLoadCargo } from './routes/load-cargo.js';
+import { registerTrackCargo } from './routes/track-cargo.js';
+
+/**
+ * The scope the cargo routes are registered in: request bodies and params typed from their
+ * TypeBox schemas. Only the types come from @fastify/type-provider-typebox; validation stays
+ * Fastify's Ajv, whose errors (and options) the 400 `errors` list is built from.
+ */
+export type CargoScope = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+export interface CargoRoutesOptions {
+  authenticator: Authenticator;
+  database: Database;
+  rateLimit: Omit<RateLimitOptions, 'projectOf'>;
+  loadCargo: LoadCargoDeps;
+}
+
+/**
+ * Every operation on cargo, in one encapsulated scope whose onRequest hooks check the API key and
+ * then the project's rate limit. Both run before the body is read, so the check order of README
+ * holds: header missing, format, key lookup, expiry, project inactive (401/403), rate limit
+ * (429), then the body (400/413/415), the delivery target (422) and ownership (404) in the route.
+ * Health, docs and the OpenAPI document are registered outside it and need no key.
+ */
+export const cargoRoutes: FastifyPluginAsyncTypebox<CargoRoutesOptions> = async (scope, options) => {
+  requireApiKey(scope, options.authenticator);
+  await registerRateLimit(scope, { ...options.rateLimit, projectOf: authOf });
+  scope.addHook('onRequest', scope.rateLimit());
+
+  registerLoadCargo(scope, options.loadCargo);
+  registerTrackCargo(scope, { database: options.database });
+  registerGetCargoResult(scope, { database: options.database });
+};
