@@ -1,31 +1,18 @@
 import type { Command } from 'commander';
-import { type Config, loadConfig } from '../config.js';
-import type { AwsDeliveryDeps } from '../delivery/aws/connection-access.js';
+import type { MessageCheckReport } from '../delivery/messages/message-check.js';
 import type { CapabilityResult, CheckReport } from '../delivery/object-store/capability-check.js';
-import { type Clock, isoTime } from '../domain/clock.js';
-import { CHECK_INTERVAL_MS, isRoleArn, newExternalId } from '../domain/connections.js';
-import { newId } from '../domain/ids.js';
-import {
-  DEFAULT_DETAIL_TYPE,
-  type MessageTarget,
-  parseEventBusArn,
-  parseQueueArn,
-  parseTopicArn,
-  resolveMessageTarget,
-} from '../domain/message-targets.js';
-import { bucketArn, DEFAULT_KEY_PREFIX, keyPrefixProblem, parseBucketArn } from '../domain/object-target.js';
-import { sealSecret } from '../domain/secret-box.js';
-import {
-  type Connection,
-  deleteConnection,
-  findConnectionWithProject,
-  insertConnection,
-  listConnections,
-} from '../store/connections.js';
-import type { Database } from '../store/database.js';
-import { findProjectBySlug } from '../store/projects.js';
+import { isoTime } from '../domain/clock.js';
+import { CHECK_INTERVAL_MS } from '../domain/connections.js';
+import { DEFAULT_DETAIL_TYPE } from '../domain/message-targets.js';
+import { DEFAULT_KEY_PREFIX } from '../domain/object-target.js';
+import { checkConnection } from '../operations/check-connection.js';
+import { createConnection } from '../operations/create-connection.js';
+import { deleteConnection } from '../operations/delete-connection.js';
+import { listConnections } from '../operations/list-connections.js';
+import { showConnection } from '../operations/show-connection.js';
+import type { Connection } from '../store/connections.js';
 import type { CommandContext } from './context.js';
-import { CliError, type Output, print, table } from './output.js';
+import { print, table, unwrap } from './output.js';
 
 const maybeIso = (ms: number | null) => (ms === null ? null : isoTime(ms));
 
@@ -80,37 +67,6 @@ function trustPolicyHint(c: Connection): string {
   ].join('\n');
 }
 
-/** An allow-list entry: the ARN of a bucket, queue, topic or event bus. */
-function parseTargetArn(value: string): string {
-  const bucket = parseBucketArn(value);
-  if (!('problem' in bucket)) return bucketArn(bucket.bucket);
-  if (value.startsWith('arn:aws:s3:')) throw new CliError(`invalid --allow '${value}': ${bucket.problem}`);
-  for (const parse of [parseQueueArn, parseTopicArn, parseEventBusArn]) {
-    const parsed = parse(value);
-    if (!('problem' in parsed)) return parsed.arn;
-  }
-  throw new CliError(
-    `invalid --allow '${value}': give the ARN of a bucket (arn:aws:s3:::<bucket>), queue (arn:aws:sqs:…), topic (arn:aws:sns:…) or event bus (arn:aws:events:…:event-bus/…)`,
-  );
-}
-
-function parseTargets(values: string[]): string[] | null {
-  if (values.length === 0) return null;
-  return [...new Set(values.map(parseTargetArn))];
-}
-
-function parseEndpoint(raw: string): string {
-  try {
-    const url = new URL(raw);
-    if ((url.protocol === 'https:' || url.protocol === 'http:') && !url.username && !url.search) {
-      return raw.replace(/\/+$/, '');
-    }
-  } catch {
-    // reported below
-  }
-  throw new CliError(`invalid --endpoint '${raw}': use an http(s) URL without credentials or query`);
-}
-
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
@@ -154,64 +110,24 @@ export function registerConnectionCommands(program: Command, run: CommandContext
     .option('--secret-access-key-stdin', 'static credentials: read the secret access key from standard input')
     .option('--json', 'print one JSON object')
     .action((slug: string, opts: CreateOptions) =>
-      run(opts, async ({ db, clock, out }) => {
-        const staticCredentials = opts.accessKeyId !== undefined || opts.secretAccessKeyStdin === true;
-        if ((opts.roleArn === undefined) === !staticCredentials) {
-          throw new CliError(
-            'give either --role-arn, or static credentials (--access-key-id and --secret-access-key-stdin)',
-          );
-        }
-        if (opts.roleArn !== undefined && !isRoleArn(opts.roleArn)) {
-          throw new CliError(`invalid --role-arn '${opts.roleArn}': use arn:aws:iam::<12-digit account>:role/<name>`);
-        }
-        if (opts.roleArn !== undefined && opts.endpoint !== undefined) {
-          throw new CliError('--endpoint goes with static credentials; a role connection uses BARGE_AWS_S3_ENDPOINT');
-        }
-        if (opts.region !== undefined && !/^[a-z0-9]+(-[a-z0-9]+)*$/.test(opts.region)) {
-          throw new CliError(`invalid --region '${opts.region}'`);
-        }
-        const allowedTargets = parseTargets(opts.allow);
-        const endpointUrl = opts.endpoint === undefined ? null : parseEndpoint(opts.endpoint);
-        const project = await findProjectBySlug(db, slug);
-        if (!project) throw new CliError(`no project '${slug}'`);
-
-        const now = clock.now();
-        const id = newId('conn', now);
-        let sealedCredentials: string | null = null;
-        if (staticCredentials) {
-          if (!opts.accessKeyId || !opts.secretAccessKeyStdin) {
-            throw new CliError('static credentials need both --access-key-id and --secret-access-key-stdin');
-          }
-          const secretKey = loadConfig().secretKey;
-          if (!secretKey) {
-            throw new CliError(
-              'BARGE_SECRET_KEY must be set to store static credentials (32 bytes, e.g. from `openssl rand -hex 32`)',
-            );
-          }
-          const secretAccessKey = await readStdin();
-          if (secretAccessKey === '') throw new CliError('no secret access key on standard input');
-          sealedCredentials = sealSecret(
-            secretKey,
-            JSON.stringify({ accessKeyId: opts.accessKeyId, secretAccessKey }),
-            id,
-          );
-        }
-        const created = await insertConnection(db, {
-          id,
-          projectId: project.id,
-          roleArn: opts.roleArn ?? null,
-          externalId: newExternalId(),
-          allowedTargets,
-          endpointUrl,
-          region: opts.region ?? null,
-          sealedCredentials,
-          now,
-        });
+      run(opts, async ({ out, ...deps }) => {
+        const { connection: created, projectSlug } = unwrap(
+          await createConnection(deps, {
+            slug,
+            roleArn: opts.roleArn,
+            accessKeyId: opts.accessKeyId,
+            secretAccessKey: opts.secretAccessKeyStdin ? readStdin : undefined,
+            endpoint: opts.endpoint,
+            region: opts.region,
+            allow: opts.allow,
+          }),
+          CREATE_FLAGS,
+        );
         print(
           out,
-          connectionJson(created, slug),
+          connectionJson(created, projectSlug),
           () =>
-            `Created ${connectionText(created, slug)}` +
+            `Created ${connectionText(created, projectSlug)}` +
             (created.roleArn === null ? '' : `\n${trustPolicyHint(created)}`),
         );
       }),
@@ -222,10 +138,8 @@ export function registerConnectionCommands(program: Command, run: CommandContext
     .description("List a project's connections")
     .option('--json', 'print one JSON object')
     .action((slug: string, opts: { json?: boolean }) =>
-      run(opts, async ({ db, out }) => {
-        const project = await findProjectBySlug(db, slug);
-        if (!project) throw new CliError(`no project '${slug}'`);
-        const connections = await listConnections(db, project.id);
+      run(opts, async ({ out, ...deps }) => {
+        const { connections } = unwrap(await listConnections(deps, { slug }));
         print(out, { connections: connections.map((c) => connectionJson(c, slug)) }, () =>
           table(
             ['ID', 'ACCESS', 'STATUS', 'ALLOWED', 'CREATED'],
@@ -246,9 +160,8 @@ export function registerConnectionCommands(program: Command, run: CommandContext
     .description('Show a connection (its external id, status and last failure; never its credentials)')
     .option('--json', 'print one JSON object')
     .action((connectionId: string, opts: { json?: boolean }) =>
-      run(opts, async ({ db, out }) => {
-        const found = await findConnectionWithProject(db, connectionId);
-        if (!found) throw new CliError(`no connection '${connectionId}'`);
+      run(opts, async ({ out, ...deps }) => {
+        const found = unwrap(await showConnection(deps, { connectionId }));
         print(out, connectionJson(found.connection, found.projectSlug), () =>
           connectionText(found.connection, found.projectSlug),
         );
@@ -260,8 +173,8 @@ export function registerConnectionCommands(program: Command, run: CommandContext
     .description('Delete a connection; deliveries still naming it fail with connection_not_found')
     .option('--json', 'print one JSON object')
     .action((connectionId: string, opts: { json?: boolean }) =>
-      run(opts, async ({ db, out }) => {
-        if (!(await deleteConnection(db, connectionId))) throw new CliError(`no connection '${connectionId}'`);
+      run(opts, async ({ out, ...deps }) => {
+        unwrap(await deleteConnection(deps, { connectionId }));
         print(out, { id: connectionId, deleted: true }, () => `Connection ${connectionId} deleted`);
       }),
     );
@@ -280,27 +193,33 @@ export function registerConnectionCommands(program: Command, run: CommandContext
     .option('--role-only', 'only assume the role: writes or sends nothing and is not rate limited')
     .option('--json', 'print one JSON object')
     .action((connectionId: string, opts: CheckOptions) =>
-      run(opts, async ({ database, clock, out }) => {
-        const config = loadConfig();
-        const given = [opts.bucket, opts.queueUrl, opts.topicArn, opts.eventBusArn].filter((v) => v !== undefined);
-        if (given.length !== 1) {
-          throw new CliError('give one target: --bucket, --queue-url, --topic-arn or --event-bus-arn');
+      run(opts, async ({ out, ...deps }) => {
+        const checked = unwrap(
+          await checkConnection(deps, {
+            connectionId,
+            bucket: opts.bucket,
+            keyPrefix: opts.prefix,
+            queueUrl: opts.queueUrl,
+            topicArn: opts.topicArn,
+            eventBusArn: opts.eventBusArn,
+            detailType: opts.detailType,
+            roleOnly: opts.roleOnly === true,
+          }),
+          CHECK_FLAGS,
+        );
+        if (checked.kind === 'bucket') {
+          print(out, checkJson(checked.report, checked.bucketArn), () => checkText(checked.report, checked.bucketArn));
+        } else {
+          print(out, messageCheckJson(checked.report), () => messageCheckText(checked.report));
         }
-        const found = await findConnectionWithProject(database.write, connectionId);
-        if (!found) throw new CliError(`no connection '${connectionId}'`);
-        const { connection: conn } = found;
-        // Loaded here, not at the top: the AWS SDK would slow every other admin command down.
-        const { awsDeliveryDeps } = await import('../delivery/aws/connection-access.js');
-        const aws = awsDeliveryDeps(config);
-        try {
-          if (opts.bucket !== undefined) await checkBucket(opts, conn, { database, clock, out, config, aws });
-          else await checkMessage(opts, conn, { database, clock, out, config, aws });
-        } finally {
-          aws.clients.destroy();
-        }
+        if (!checked.report.ok) process.exitCode = 1;
       }),
     );
 }
+
+/** The inputs of createConnection by their flags (the rest of its refusals name no input). */
+const CREATE_FLAGS = { roleArn: '--role-arn', region: '--region', allow: '--allow', endpoint: '--endpoint' };
+const CHECK_FLAGS = { bucket: '--bucket', keyPrefix: '--prefix' };
 
 interface CheckOptions {
   bucket?: string;
@@ -313,92 +232,23 @@ interface CheckOptions {
   json?: boolean;
 }
 
-interface CheckContext {
-  database: Database;
-  clock: Clock;
-  out: Output;
-  config: Config;
-  aws: AwsDeliveryDeps;
+function messageCheckJson(report: MessageCheckReport) {
+  const { assumeRole, send } = report.capabilities;
+  return {
+    connection_id: report.connectionId,
+    target: report.target,
+    ok: report.ok,
+    capabilities: { assume_role: assumeRole, send },
+  };
 }
 
-function refusedCheck(
-  connectionId: string,
-  waitMs: number,
-  what: 'write a real object' | 'send a real message',
-): CliError {
-  return new CliError(
-    `a capability check of ${connectionId} ran less than ${CHECK_INTERVAL_MS / 1000} s ago (checks ${what}): wait ${Math.ceil(waitMs / 1000)} s`,
-  );
-}
-
-async function checkBucket(opts: CheckOptions, conn: Connection, ctx: CheckContext): Promise<void> {
-  const bucket = opts.bucket as string;
-  const parsed = parseBucketArn(bucket);
-  if ('problem' in parsed) throw new CliError(`invalid --bucket '${bucket}': ${parsed.problem}`);
-  const keyPrefix = opts.prefix ?? DEFAULT_KEY_PREFIX;
-  const problem = keyPrefixProblem(keyPrefix);
-  if (problem) throw new CliError(`invalid --prefix '${keyPrefix}': ${problem}`);
-  if (conn.allowedTargets && !conn.allowedTargets.includes(bucketArn(parsed.bucket))) {
-    throw new CliError(`bucket '${bucket}' is not on the allow-list of ${conn.id}`);
-  }
-  const { bucketWriterFromConfig } = await import('../delivery/object-store/bucket-writer.js');
-  const { checkConnection } = await import('../delivery/object-store/capability-check.js');
-  const writer = bucketWriterFromConfig(ctx.config, ctx.aws);
-  const result = await checkConnection(
-    { database: ctx.database, clock: ctx.clock, writer },
-    { connection: conn, bucket: parsed.bucket, keyPrefix, roleOnly: opts.roleOnly === true },
-  );
-  if ('refused' in result) throw refusedCheck(conn.id, result.waitMs, 'write a real object');
-  print(ctx.out, checkJson(result, bucket), () => checkText(result, bucket));
-  if (!result.ok) process.exitCode = 1;
-}
-
-async function checkMessage(opts: CheckOptions, conn: Connection, ctx: CheckContext): Promise<void> {
-  const target: MessageTarget =
-    opts.queueUrl !== undefined
-      ? { type: 'sqs', connection_id: conn.id, queue_url: opts.queueUrl }
-      : opts.topicArn !== undefined
-        ? { type: 'sns', connection_id: conn.id, topic_arn: opts.topicArn }
-        : {
-            type: 'eventbridge',
-            connection_id: conn.id,
-            event_bus_arn: opts.eventBusArn as string,
-            detail_type: opts.detailType ?? DEFAULT_DETAIL_TYPE,
-          };
-  const resolved = resolveMessageTarget(target, {
-    sqsEndpointOverride: ctx.config.awsEndpoints.sqs !== null,
-    defaultRegion: ctx.config.objectStore.region,
-  });
-  if ('problem' in resolved)
-    throw new CliError(`invalid ${resolved.path.replace('/callback/', '')}: ${resolved.problem}`);
-  if (conn.allowedTargets && !conn.allowedTargets.includes(resolved.arn)) {
-    throw new CliError(`'${resolved.arn}' is not on the allow-list of ${conn.id}`);
-  }
-  const { messageTargetKinds } = await import('../delivery/registry.js');
-  const { checkMessageTarget } = await import('../delivery/messages/message-check.js');
-  const result = await checkMessageTarget(
-    { database: ctx.database, clock: ctx.clock, aws: ctx.aws },
-    messageTargetKinds[target.type],
-    { connection: conn, target, resolved, roleOnly: opts.roleOnly === true },
-  );
-  if ('refused' in result) throw refusedCheck(conn.id, result.waitMs, 'send a real message');
-  const { assumeRole, send } = result.capabilities;
-  print(
-    ctx.out,
-    {
-      connection_id: result.connectionId,
-      target: result.target,
-      ok: result.ok,
-      capabilities: { assume_role: assumeRole, send },
-    },
-    () =>
-      [
-        `Capability check of ${result.connectionId} on ${result.target}: ${result.ok ? 'passed' : 'FAILED'}`,
-        capabilityLine('assume role', assumeRole),
-        capabilityLine('send', send),
-      ].join('\n'),
-  );
-  if (!result.ok) process.exitCode = 1;
+function messageCheckText(report: MessageCheckReport): string {
+  const { assumeRole, send } = report.capabilities;
+  return [
+    `Capability check of ${report.connectionId} on ${report.target}: ${report.ok ? 'passed' : 'FAILED'}`,
+    capabilityLine('assume role', assumeRole),
+    capabilityLine('send', send),
+  ].join('\n');
 }
 
 const capabilityLine = (name: string, c: CapabilityResult) => `  ${name.padEnd(16)} ${c.status.padEnd(9)} ${c.detail}`;

@@ -1,29 +1,34 @@
-import type { Kysely } from 'kysely';
-import { loadConfig } from '../config.js';
+import { type Config, loadConfig } from '../config.js';
 import { type Clock, systemClock } from '../domain/clock.js';
 import { type Database, openDatabase } from '../store/database.js';
 import { migrate } from '../store/migrate.js';
-import type { Schema } from '../store/schema.js';
 import { type Output, printError } from './output.js';
 
+/** What a command's body gets: the operations' dependencies, and where to print. */
+export interface CommandDeps {
+  database: Database;
+  clock: Clock;
+  config: Config;
+  out: Output;
+}
+
 export interface CommandContext {
-  run: (
-    opts: { json?: boolean },
-    body: (ctx: { db: Kysely<Schema>; database: Database; clock: Clock; out: Output }) => Promise<void>,
-  ) => Promise<void>;
+  run: (opts: { json?: boolean }, body: (ctx: CommandDeps) => Promise<void>) => Promise<void>;
 }
 
 /**
  * Runs one admin command against the configured database (the same BARGE_DATABASE_URL as the
- * server), migrating first so the CLI works on a fresh file. Failures set a non-zero exit code.
+ * server), migrating first so the CLI works on a fresh file. The configuration is read here, once,
+ * and handed to the command. Failures set a non-zero exit code.
  */
 export const runCommand: CommandContext['run'] = async (opts, body) => {
   const out: Output = { json: opts.json === true };
   try {
-    const database = openDatabase(loadConfig().databaseUrl, { writeThread: false });
+    const config = loadConfig();
+    const database = openDatabase(config.databaseUrl, { writeThread: false });
     try {
       await migrate(database);
-      await body({ db: database.write, database, clock: systemClock, out });
+      await body({ database, clock: systemClock, config, out });
     } finally {
       await database.close();
     }

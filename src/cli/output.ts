@@ -1,3 +1,5 @@
+import type { OperationError, OperationErrorCode, Result } from '../operations/operation.js';
+
 /** Every command prints either text for people or exactly one JSON object (`--json`). */
 export interface Output {
   json: boolean;
@@ -8,6 +10,37 @@ export class CliError extends Error {
     super(message);
     this.name = 'CliError';
   }
+}
+
+/** Refusals whose words on the command line are its own (they name flags or standard input). */
+const CLI_WORDING: Partial<Record<OperationErrorCode, string>> = {
+  invalid_key_name: '--name must not be empty',
+  invalid_access: 'give either --role-arn, or static credentials (--access-key-id and --secret-access-key-stdin)',
+  endpoint_with_role: '--endpoint goes with static credentials; a role connection uses BARGE_AWS_S3_ENDPOINT',
+  incomplete_credentials: 'static credentials need both --access-key-id and --secret-access-key-stdin',
+  empty_secret: 'no secret access key on standard input',
+  invalid_target: 'give one target: --bucket, --queue-url, --topic-arn or --event-bus-arn',
+};
+
+/**
+ * An operation's refusal in the command's words: an input named by its flag (`flags` maps the
+ * operation's input names to them), else the operation's own message.
+ */
+export function refusalMessage(error: OperationError, flags: Record<string, string> = {}): string {
+  const wording = CLI_WORDING[error.code];
+  if (wording) return wording;
+  const flag = error.input && flags[error.input.name];
+  if (error.input && flag) {
+    const { value, problem } = error.input;
+    return `invalid ${flag} '${value}'${problem === null ? '' : `: ${problem}`}`;
+  }
+  return error.message;
+}
+
+/** The operation's value, or its refusal thrown as the command's failure. */
+export function unwrap<T>(result: Result<T>, flags?: Record<string, string>): T {
+  if (!result.ok) throw new CliError(refusalMessage(result.error, flags));
+  return result.value;
 }
 
 export function print(out: Output, data: object, text: () => string): void {

@@ -1,18 +1,13 @@
 import type { Command } from 'commander';
 import { isoTime } from '../domain/clock.js';
-import { isEmailAddress } from '../domain/connections.js';
-import { isValidSlug } from '../domain/projects.js';
-import { PREVIOUS_SECRET_GRACE_MS } from '../domain/webhook-secret.js';
+import { createProject } from '../operations/create-project.js';
+import { listProjects } from '../operations/list-projects.js';
+import { rotateWebhookSecret } from '../operations/rotate-webhook-secret.js';
+import { setNotificationEmail } from '../operations/set-notification-email.js';
+import { setProjectActive } from '../operations/set-project-active.js';
 import type { Project } from '../store/projects.js';
-import {
-  createProject,
-  listProjects,
-  rotateWebhookSecret,
-  setNotificationEmail,
-  setProjectActive,
-} from '../store/projects.js';
 import type { CommandContext } from './context.js';
-import { CliError, print, table } from './output.js';
+import { CliError, print, table, unwrap } from './output.js';
 
 export function projectJson(p: Project) {
   return {
@@ -32,14 +27,8 @@ export function registerProjectCommands(program: Command, run: CommandContext['r
     .description('Create a project (slug: lowercase letters, digits and hyphens)')
     .option('--json', 'print one JSON object')
     .action((slug: string, opts: { json?: boolean }) =>
-      run(opts, async ({ db, clock, out }) => {
-        if (!isValidSlug(slug)) {
-          throw new CliError(
-            `invalid slug '${slug}': use lowercase letters, digits and single hyphens (at most 63 characters)`,
-          );
-        }
-        const created = await createProject(db, slug, clock.now());
-        if (created === 'slug_taken') throw new CliError(`project '${slug}' already exists`);
+      run(opts, async ({ out, ...deps }) => {
+        const created = unwrap(await createProject(deps, { slug }));
         print(
           out,
           { ...projectJson(created), webhook_secret: created.webhookSecret },
@@ -55,8 +44,8 @@ export function registerProjectCommands(program: Command, run: CommandContext['r
     .description('List projects')
     .option('--json', 'print one JSON object')
     .action((opts: { json?: boolean }) =>
-      run(opts, async ({ db, out }) => {
-        const projects = await listProjects(db);
+      run(opts, async ({ out, ...deps }) => {
+        const projects = unwrap(await listProjects(deps));
         print(out, { projects: projects.map(projectJson) }, () =>
           table(
             ['SLUG', 'ID', 'ACTIVE', 'CREATED'],
@@ -75,9 +64,8 @@ export function registerProjectCommands(program: Command, run: CommandContext['r
       .description(active ? 'Reactivate a project' : 'Deactivate a project; its keys answer 403 and no data is lost')
       .option('--json', 'print one JSON object')
       .action((slug: string, opts: { json?: boolean }) =>
-        run(opts, async ({ db, clock, out }) => {
-          const updated = await setProjectActive(db, slug, active, clock.now());
-          if (!updated) throw new CliError(`no project '${slug}'`);
+        run(opts, async ({ out, ...deps }) => {
+          const updated = unwrap(await setProjectActive(deps, { slug, active }));
           print(out, projectJson(updated), () => `Project ${slug} is now ${active ? 'active' : 'inactive'}`);
         }),
       );
@@ -89,13 +77,13 @@ export function registerProjectCommands(program: Command, run: CommandContext['r
     .option('--clear', 'send no incident mail')
     .option('--json', 'print one JSON object')
     .action((slug: string, email: string | undefined, opts: { clear?: boolean; json?: boolean }) =>
-      run(opts, async ({ db, clock, out }) => {
+      run(opts, async ({ out, ...deps }) => {
         if ((email === undefined) === (opts.clear !== true)) throw new CliError('give an e-mail address, or --clear');
-        if (email !== undefined && !isEmailAddress(email)) throw new CliError(`invalid e-mail address '${email}'`);
-        if (!(await setNotificationEmail(db, slug, email ?? null, clock.now())))
-          throw new CliError(`no project '${slug}'`);
-        print(out, { slug, notification_email: email ?? null }, () =>
-          email ? `Incident mail for ${slug} goes to ${email}` : `No incident mail for ${slug}`,
+        const set = unwrap(await setNotificationEmail(deps, { slug, email: email ?? null }));
+        print(out, { slug: set.slug, notification_email: set.notificationEmail }, () =>
+          set.notificationEmail
+            ? `Incident mail for ${slug} goes to ${set.notificationEmail}`
+            : `No incident mail for ${slug}`,
         );
       }),
     );
@@ -105,15 +93,14 @@ export function registerProjectCommands(program: Command, run: CommandContext['r
     .description('Make a new webhook signing secret; the old one keeps signing beside it for 24 hours')
     .option('--json', 'print one JSON object')
     .action((slug: string, opts: { json?: boolean }) =>
-      run(opts, async ({ db, clock, out }) => {
-        const rotated = await rotateWebhookSecret(db, slug, clock.now());
-        if (!rotated) throw new CliError(`no project '${slug}'`);
+      run(opts, async ({ out, ...deps }) => {
+        const rotated = unwrap(await rotateWebhookSecret(deps, { slug }));
         print(
           out,
           {
             slug,
             webhook_secret: rotated.webhookSecret,
-            previous_secret_valid_until: isoTime(clock.now() + PREVIOUS_SECRET_GRACE_MS),
+            previous_secret_valid_until: isoTime(rotated.previousSecretValidUntil),
           },
           () =>
             `New webhook signing secret for ${slug} (the previous one also signs for 24 hours):\n\n    ${rotated.webhookSecret}\n`,

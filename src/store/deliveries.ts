@@ -435,6 +435,14 @@ export async function deliverySummaries(db: Kysely<Schema>, cargoId: string): Pr
   }));
 }
 
+/** Why a redelivery is refused. */
+export type RedeliveryRefusal =
+  | 'cargo_not_found'
+  | 'result_not_ready'
+  | 'result_purged'
+  | 'no_delivery_requested'
+  | 'delivery_in_progress';
+
 /**
  * Schedules a fresh delivery on every channel the cargo asked for (admin redeliver). Refused while
  * the cargo has no result, once the result is purged, or when it asked for no delivery.
@@ -443,7 +451,7 @@ export async function createRedelivery(
   database: Database,
   cargoId: string,
   now: number,
-): Promise<{ channels: DeliveryChannelName[] } | { refused: string }> {
+): Promise<{ channels: DeliveryChannelName[] } | { refused: RedeliveryRefusal; message: string }> {
   return database.write.transaction().execute(async (tx) => {
     // Locked on PostgreSQL, so a settle of the same cargo waits for this one (settleCargoStatuses).
     const cargo = await tx
@@ -453,18 +461,22 @@ export async function createRedelivery(
       .where('c.id', '=', cargoId)
       .$if(database.dialect === 'postgres', (qb) => qb.forUpdate(['c']))
       .executeTakeFirst();
-    if (!cargo) return { refused: `no cargo '${cargoId}'` };
-    if (!cargo.result_id) return { refused: `cargo '${cargoId}' has no result yet` };
-    if (cargo.purged_at !== null) return { refused: `the result of cargo '${cargoId}' has been purged` };
+    if (!cargo) return { refused: 'cargo_not_found', message: `no cargo '${cargoId}'` };
+    if (!cargo.result_id) return { refused: 'result_not_ready', message: `cargo '${cargoId}' has no result yet` };
+    if (cargo.purged_at !== null) {
+      return { refused: 'result_purged', message: `the result of cargo '${cargoId}' has been purged` };
+    }
     const channels = requestedChannels(cargo.callback_url, cargo.callback);
-    if (channels.length === 0) return { refused: `cargo '${cargoId}' asked for no delivery` };
+    if (channels.length === 0) {
+      return { refused: 'no_delivery_requested', message: `cargo '${cargoId}' asked for no delivery` };
+    }
     const pending = await tx
       .selectFrom('deliveries')
       .select('id')
       .where('cargo_id', '=', cargoId)
       .where('status', '=', 'pending')
       .executeTakeFirst();
-    if (pending) return { refused: `cargo '${cargoId}' has a delivery in progress` };
+    if (pending) return { refused: 'delivery_in_progress', message: `cargo '${cargoId}' has a delivery in progress` };
     await insertDeliveries(
       tx,
       channels.map((channel) => ({ cargoId, channel, trigger: 'redeliver' })),

@@ -177,7 +177,9 @@ for (const backend of await backends({ childProcesses: true })) {
   });
 }
 
-function refusal(outcome: { channels: string[] } | { refused: string }): string {
+/** The refusal's message, after checking it names its reason with a code. */
+function refusal(outcome: { channels: string[] } | { refused: string; message: string }): string {
   assert.ok('refused' in outcome, `expected a refusal, got ${JSON.stringify(outcome)}`);
-  return outcome.refused;
+  assert.match(outcome.refused, /^[a-z_]+$/);
+  return outcome.message;
 }

@@ -1,12 +1,7 @@
 import { Type } from 'typebox';
 import { isoTime } from '../../domain/clock.js';
 import { errors } from '../../domain/errors.js';
-import {
-  ALL_CARGO_STATUSES,
-  ALL_CHANNELS,
-  DELIVERY_STATUSES,
-  statusDescription,
-} from '../../domain/lifecycle.js';
+import { ALL_CARGO_STATUSES, ALL_CHANNELS, DELIVERY_STATUSES, statusDescription } from '../../domain/lifecycle.js';
 import { findCargoForProject } from '../../store/cargo.js';
 import type { Database } from '../../store/database.js';
 import { deliverySummaries } from '../../store/deliveries.js';

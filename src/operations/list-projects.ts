@@ -1,0 +1,8 @@
+/** Lists every project, by slug. */
+import type { Project } from '../store/projects.js';
+import { listProjects as readProjects } from '../store/projects.js';
+import { type OperationDeps, type Result, succeed } from './operation.js';
+
+export async function listProjects(deps: Pick<OperationDeps, 'database'>): Promise<Result<Project[]>> {
+  return succeed(await readProjects(deps.database.read));
+}

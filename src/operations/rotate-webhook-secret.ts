@@ -1,0 +1,23 @@
+/**
+ * Gives a project a new webhook signing secret. The previous one keeps signing beside it until
+ * `previousSecretValidUntil`, so receivers can switch over without rejecting a delivery.
+ */
+import { PREVIOUS_SECRET_GRACE_MS } from '../domain/webhook-secret.js';
+import { type Project, rotateWebhookSecret as replaceWebhookSecret } from '../store/projects.js';
+import { type OperationDeps, type Result, refusals, refuse, succeed } from './operation.js';
+
+export interface RotatedSecret {
+  project: Project;
+  webhookSecret: string;
+  previousSecretValidUntil: number;
+}
+
+export async function rotateWebhookSecret(
+  deps: OperationDeps,
+  input: { slug: string },
+): Promise<Result<RotatedSecret>> {
+  const now = deps.clock.now();
+  const rotated = await replaceWebhookSecret(deps.database.write, input.slug, now);
+  if (!rotated) return refuse(refusals.projectNotFound(input.slug));
+  return succeed({ ...rotated, previousSecretValidUntil: now + PREVIOUS_SECRET_GRACE_MS });
+}
