@@ -57,8 +57,9 @@ export const errors = {
     }),
 
   // The request body.
+  /** Names the first MAX_REPORTED_ERRORS problems, and says how many more there were. */
   invalidBody: (fieldErrors: FieldError[]) =>
-    new ApiError('invalid_body', 400, summarize(fieldErrors), { errors: fieldErrors }),
+    new ApiError('invalid_body', 400, summarize(fieldErrors), { errors: fieldErrors.slice(0, MAX_REPORTED_ERRORS) }),
   malformedJson: (why: string) => new ApiError('malformed_json', 400, `Request body is not valid JSON: ${why}`),
   forbiddenJsonKey: (key: '__proto__' | 'constructor.prototype', at: string) =>
     new ApiError(
@@ -149,6 +150,9 @@ export const errors = {
 
 /** Every code of the catalogue. */
 export type ErrorCode = ReturnType<(typeof errors)[keyof typeof errors]>['code'];
+
+/** A 400 lists at most this many problems (a body may have millions): its detail counts the rest. */
+export const MAX_REPORTED_ERRORS = 50;
 
 function summarize(fieldErrors: FieldError[]): string {
   const first = fieldErrors[0];

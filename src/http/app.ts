@@ -11,6 +11,7 @@ import { registerDocs } from './docs.js';
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './errors.js';
 import { installJsonBody } from './request-body.js';
 import { registerHealth } from './routes/health.js';
+import { boundedValidatorFactory } from './validation.js';
 
 export interface AppDeps {
   config: Config;
@@ -49,6 +50,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         removeAdditional: false,
         coerceTypes: false,
         useDefaults: true,
+        // Every problem is reported, within a bound (validation.ts).
         allErrors: true,
         // `callback` is a union told apart by `type`: errors then name the fields of that shape.
         discriminator: true,
@@ -58,6 +60,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // not decode or has a too-long parameter (routing), and requests Node's HTTP parser refuses
     // or that time out (the raw socket).
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    schemaController: { compilersFactory: { buildValidator: boundedValidatorFactory() } },
     frameworkErrors: frameworkErrorHandler(MAX_PARAM_LENGTH),
     clientErrorHandler,
   });

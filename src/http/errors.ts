@@ -10,13 +10,24 @@ interface AjvError {
   message?: string;
 }
 
-/** Turns schema-validation errors into `{path, message}` pairs that name the field. */
+/**
+ * Turns schema-validation errors into `{path, message}` pairs that name the field, in time linear
+ * in their number (a body of many wrong items has as many errors).
+ */
 export function fieldErrors(validation: AjvError[]): FieldError[] {
   // A value that matches no branch of a union reports every branch; keep only the union's verdict.
-  const unionPaths = validation.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath);
+  const unionPaths = new Set(validation.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath));
+  const underUnion = (path: string) => {
+    for (let end = path.length; end >= 0; end = path.lastIndexOf('/', end - 1)) {
+      if (unionPaths.has(path.slice(0, end))) return true;
+      if (end === 0) break;
+    }
+    return false;
+  };
+  const seen = new Set<string>();
   const out: FieldError[] = [];
   for (const e of validation) {
-    if (e.keyword !== 'anyOf' && unionPaths.some((p) => e.instancePath.startsWith(p))) continue;
+    if (e.keyword !== 'anyOf' && unionPaths.size > 0 && underUnion(e.instancePath)) continue;
     let path = e.instancePath;
     let message = e.message ?? 'is invalid';
     if (e.keyword === 'required') {
@@ -34,7 +45,11 @@ export function fieldErrors(validation: AjvError[]): FieldError[] {
       path = `${path}/${String(e.params.tag)}`;
       message = e.params.error === 'tag' ? 'is required and must be a string' : 'is not one of the accepted types';
     }
-    if (!out.some((o) => o.path === path && o.message === message)) out.push({ path, message });
+    const key = `${path}\u0000${message}`;
+    if (!seen.has(key)) {
+      seen.add(key);
+      out.push({ path, message });
+    }
   }
   return out;
 }

@@ -3,6 +3,7 @@ import { createGunzip, createInflate } from 'node:zlib';
 import type { FastifyInstance, FastifyRequest, RequestPayload } from 'fastify';
 import { errors } from '../domain/errors.js';
 import { jsonRefusal } from './errors.js';
+import { markLargeBody } from './validation.js';
 
 /**
  * The JSON text of a request body as received (after Content-Encoding is decoded), for what must
@@ -34,7 +35,10 @@ export function installJsonBody(app: FastifyInstance, bodyLimit: number): void {
     parseJson(request, body as string, (err, value) => {
       // Fastify's refusal no longer says why; a body that is there but refused gets the reason.
       if (err && (err as { code?: string }).code === 'FST_ERR_CTP_INVALID_JSON_BODY') done(jsonRefusal(body as string));
-      else done(err, value);
+      else {
+        markLargeBody(value, (body as string).length);
+        done(err, value);
+      }
     });
   });
   // Bodies may be sent compressed; the parser above (and the raw text) sees the decoded text.

@@ -1,0 +1,51 @@
+import { AjvCompiler } from '@fastify/ajv-compiler';
+
+/**
+ * Request validation whose cost is bounded by the body, not by how many of its parts are wrong.
+ * Every body is first checked by a validator that stops at the first problem (linear, and fast on
+ * valid bodies); only an invalid body of at most FULL_REPORT_MAX_BYTES is checked again to name
+ * every problem (at most about 128,000 of them, which errors.ts then reports the first few dozen
+ * of). A larger invalid body reports its first problem: collecting all of a 10 MiB body's five
+ * million took seconds and over a gigabyte.
+ */
+export const FULL_REPORT_MAX_BYTES = 256 * 1024;
+
+const LARGE = Symbol('barge.largeBody');
+
+/** Marks a parsed body whose text was larger than FULL_REPORT_MAX_BYTES (a property no validator sees). */
+export function markLargeBody(value: unknown, textLength: number): void {
+  if (textLength > FULL_REPORT_MAX_BYTES && value !== null && typeof value === 'object') {
+    Object.defineProperty(value, LARGE, { value: true });
+  }
+}
+
+type Validate = ((data: unknown) => boolean) & { errors?: unknown[] | null };
+type BuildValidator = ReturnType<typeof AjvCompiler>;
+
+/** Fastify's `schemaController.compilersFactory.buildValidator`: two Ajv compilers, as above. */
+export function boundedValidatorFactory(): BuildValidator {
+  const firstProblem = AjvCompiler();
+  const everyProblem = AjvCompiler();
+  const factory = (externalSchemas: Parameters<BuildValidator>[0], options: Parameters<BuildValidator>[1]) => {
+    const withAllErrors = (allErrors: boolean) =>
+      ({ ...options, customOptions: { ...options?.customOptions, allErrors } }) as Parameters<BuildValidator>[1];
+    const fast = firstProblem(externalSchemas, withAllErrors(false));
+    const full = everyProblem(externalSchemas, withAllErrors(true));
+    // Fastify calls the compiler with the route's definition ({schema, method, url, httpPart}).
+    return (route: unknown) => {
+      const check = (fast as unknown as (r: unknown) => Validate)(route);
+      const report = (full as unknown as (r: unknown) => Validate)(route);
+      const validate: Validate = (data) => {
+        if (check(data)) {
+          validate.errors = null;
+          return true;
+        }
+        const large = data !== null && typeof data === 'object' && LARGE in data;
+        validate.errors = large || report(data) ? check.errors : report.errors;
+        return false;
+      };
+      return validate;
+    };
+  };
+  return factory as unknown as BuildValidator;
+}
