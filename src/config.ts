@@ -13,6 +13,10 @@ export interface Config {
   /** `sqlite:<path>` / a plain file path, or `postgres://...`. */
   databaseUrl: string;
   bodyLimitBytes: number;
+  /** A request (headers and body) must arrive within this, and a connection idle this long is closed. */
+  requestTimeoutMs: number;
+  /** Connections the API holds open at once; more are refused at accept (slow-client floods). */
+  maxConnections: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   rateLimit: { max: number; windowMs: number };
   /** How often the group-commit writer flushes queued submissions, at most. */
@@ -101,6 +105,8 @@ export function loadConfig(source: Env = process.env): Config {
     port: integer(read, 'PORT', 8080, 0, 65535),
     databaseUrl: databaseUrl(read('BARGE_DATABASE_URL') ?? 'sqlite:./data/barge.sqlite'),
     bodyLimitBytes: integer(read, 'BARGE_BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024, 1024 ** 3),
+    requestTimeoutMs: integer(read, 'BARGE_REQUEST_TIMEOUT_MS', 60_000, 1000, 3_600_000),
+    maxConnections: integer(read, 'BARGE_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
     logLevel: oneOf(read, 'BARGE_LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     rateLimit: {
       max: integer(read, 'BARGE_RATE_LIMIT_MAX', 6000, 1, 1e9),

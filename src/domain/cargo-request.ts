@@ -13,6 +13,17 @@ export const LIMITS = Object.freeze({
   maxRecords: 10_000,
   recordIdMaxLength: 128,
   callbackUrlMaxLength: 2048,
+  /**
+   * Bounds of a request's parts (docs/security.md): generous for real use, so that no request can
+   * make validation, storage or the providers' work (svc-mock's included) unbounded. The body
+   * limit (BARGE_BODY_LIMIT_BYTES) bounds the text itself.
+   */
+  maxMessages: 10_000,
+  maxContentBlocks: 1_000,
+  maxStopSequences: 16,
+  stopSequenceMaxLength: 256,
+  maxTokensLimit: 1_000_000,
+  topKLimit: 1_000_000,
 });
 
 export type ContentBlock = { type: 'text'; text: string };

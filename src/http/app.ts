@@ -38,6 +38,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           },
         }),
     bodyLimit: config.bodyLimitBytes,
+    // A slow client may not hold a connection: the whole request within requestTimeout (a 10 MiB
+    // body needs under 2 s at 50 Mbit/s), and a connection idle as long is closed.
+    requestTimeout: config.requestTimeoutMs,
+    connectionTimeout: config.requestTimeoutMs,
+    // Given to Node's server at construction too: it derives headersTimeout from requestTimeout
+    // then, and checks both on connectionsCheckingInterval (30 s by default): a fraction of it.
+    http: {
+      requestTimeout: config.requestTimeoutMs,
+      headersTimeout: Math.min(60_000, config.requestTimeoutMs),
+      connectionsCheckingInterval: Math.max(250, Math.min(5000, Math.floor(config.requestTimeoutMs / 4))),
+    },
     // While shutting down, requests still arriving on open connections are served (their rows
     // commit before the writer closes) instead of getting Fastify's own 503 body without `detail`.
     return503OnClosing: false,
@@ -63,6 +74,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     schemaController: { compilersFactory: { buildValidator: boundedValidatorFactory() } },
     frameworkErrors: frameworkErrorHandler(MAX_PARAM_LENGTH),
     clientErrorHandler,
+  });
+  app.server.maxConnections = config.maxConnections;
+  // An answer given before the body was read (a 401, a 413) closes the connection: reading on
+  // would let an unauthenticated client keep it busy with a body it trickles.
+  app.addHook('onSend', async (request, reply) => {
+    if (!request.raw.complete) reply.header('connection', 'close');
   });
   // Both before any scope is registered: scopes inherit the error handling and the body parser.
   installErrorHandling(app, config.bodyLimitBytes);

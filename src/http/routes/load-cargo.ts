@@ -20,21 +20,26 @@ const TextBlock = Type.Object(
 const Message = Type.Object(
   {
     role: Type.Enum(['user', 'assistant']),
-    content: Type.Union([Type.String({ minLength: 1 }), Type.Array(TextBlock, { minItems: 1 })], {
-      description: 'A non-empty string, or a non-empty array of text blocks.',
-    }),
+    content: Type.Union(
+      [Type.String({ minLength: 1 }), Type.Array(TextBlock, { minItems: 1, maxItems: LIMITS.maxContentBlocks })],
+      {
+        description: 'A non-empty string, or a non-empty array of text blocks.',
+      },
+    ),
   },
   { additionalProperties: false },
 );
 
 /** Sampling and length settings shared by `params` and each record's `modelInput`. */
 const modelSettings = {
-  max_tokens: Type.Integer({ minimum: 1, description: 'Default 1024.' }),
+  max_tokens: Type.Integer({ minimum: 1, maximum: LIMITS.maxTokensLimit, description: 'Default 1024.' }),
   system: Type.String({ description: 'System prompt.' }),
   temperature: Type.Number({ minimum: 0, maximum: 1 }),
   top_p: Type.Number({ minimum: 0, maximum: 1 }),
-  top_k: Type.Integer({ minimum: 0 }),
-  stop_sequences: Type.Array(Type.String({ minLength: 1 })),
+  top_k: Type.Integer({ minimum: 0, maximum: LIMITS.topKLimit }),
+  stop_sequences: Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.stopSequenceMaxLength }), {
+    maxItems: LIMITS.maxStopSequences,
+  }),
 };
 
 const optionalSettings = {
@@ -49,7 +54,7 @@ const optionalSettings = {
 const Params = Type.Object(
   {
     model: Type.String({ minLength: 1, maxLength: 2048, description: 'A model id such as svc-mock.' }),
-    messages: Type.Optional(Type.Array(Message, { minItems: 1 })),
+    messages: Type.Optional(Type.Array(Message, { minItems: 1, maxItems: LIMITS.maxMessages })),
     ...optionalSettings,
   },
   {
@@ -62,7 +67,7 @@ const BatchRecord = Type.Object(
   {
     recordId: Type.String({ minLength: 1, maxLength: LIMITS.recordIdMaxLength }),
     modelInput: Type.Object(
-      { messages: Type.Array(Message, { minItems: 1 }), ...optionalSettings },
+      { messages: Type.Array(Message, { minItems: 1, maxItems: LIMITS.maxMessages }), ...optionalSettings },
       { additionalProperties: false },
     ),
   },

@@ -115,10 +115,18 @@ function countWords(text: string): number {
   return count;
 }
 
+/**
+ * Stop sequences are looked for in the first STOP_SEARCH_CHARS characters of the reply only, so
+ * the work is small and linear however long the prompt it echoes (at most 16 sequences of 256
+ * characters are accepted at submit).
+ */
+const STOP_SEARCH_CHARS = 65_536;
+
 function earliestStop(text: string, sequences: string[]): { index: number; sequence: string } | null {
   let best: { index: number; sequence: string } | null = null;
+  const searched = text.length > STOP_SEARCH_CHARS ? text.slice(0, STOP_SEARCH_CHARS) : text;
   for (const sequence of sequences) {
-    const index = text.indexOf(sequence);
+    const index = searched.indexOf(sequence);
     if (index >= 0 && (best === null || index < best.index)) best = { index, sequence };
   }
   return best;
