@@ -33,24 +33,24 @@
  * Env:   BENCH_PIPELINE_N, BENCH_PIPELINE_RUNS, BENCH_DATABASE_URL (flags win).
  * Exit:  1 when a run breaks or loses cargo; the goals are reported, not enforced.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import autocannon, { type Result } from 'autocannon';
 import { sql } from 'kysely';
-import pg from 'pg';
-import { newId } from '../src/domain/ids.js';
 import { createApiKey } from '../src/store/api-keys.js';
-import { insertCargo, type NewCargo } from '../src/store/cargo.js';
-import { type Database, openDatabase } from '../src/store/database.js';
-import { migrate } from '../src/store/migrate.js';
-import { createProject } from '../src/store/projects.js';
-
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+import { insertCargo } from '../src/store/cargo.js';
+import type { Database } from '../src/store/database.js';
+import { METADATA, MODEL_INPUT, submissionBody } from './lib/cargo.js';
+import { benchProject, type CargoContent, pendingRow, withFreshDatabase } from './lib/database.js';
+import { installCleanup, runMain } from './lib/lifecycle.js';
+import { bounded, modeList, postgresUrl } from './lib/options.js';
+import { bytesWrittenBy, cpuSecondsOf, memoryOf } from './lib/proc.js';
+import { bargeEnv, cpuProfFlags, ROOT, type Service, startServe, stopChild } from './lib/processes.js';
+import { databaseKind, fmt, goal, log, machineLine, ms, spread } from './lib/report.js';
+import { median, type Percentiles, percentiles } from './lib/stats.js';
 
 const GOAL_DRAIN_PER_S = 20_000;
 const GOAL_RSS_MB = 300;
@@ -60,6 +60,8 @@ const CHILD_TIMEOUT_MS = 30_000;
 /** Pending cargo are inserted this many per transaction. */
 const SEED_CHUNK = 10_000;
 const POLL_MS = 20;
+/** The temp dir of a run's SQLite file. */
+const TEMP_PREFIX = 'barge-bench-pipeline-';
 
 type Mode = 'drain' | 'e2e' | 'latency';
 const MODES: readonly Mode[] = ['drain', 'e2e', 'latency'];
@@ -109,18 +111,13 @@ function parseOptions(): Options {
     },
   });
   const env = process.env;
-  const only = (values.only ?? MODES.join(',')).split(',').map((m) => m.trim());
-  for (const mode of only) {
-    if (!(MODES as readonly string[]).includes(mode))
-      throw new Error(`--only takes ${MODES.join(', ')}; got '${mode}'`);
-  }
-  const pgUrl = values.db ?? env.BENCH_DATABASE_URL ?? null;
-  if (pgUrl !== null && !/^postgres(ql)?:\/\//.test(pgUrl)) throw new Error('--db must be a postgres:// URL');
+  const only = modeList(values.only, MODES);
+  const pgUrl = postgresUrl(values.db);
   return {
     // Bounded so a typo cannot start an hour-long run or fill the disk.
     n: bounded('n', values.n ?? env.BENCH_PIPELINE_N ?? '100000', 1, 2_000_000),
     runs: bounded('runs', values.runs ?? env.BENCH_PIPELINE_RUNS ?? '2', 1, 10),
-    only: only as Mode[],
+    only,
     inFlight: bounded('in-flight', values['in-flight'] ?? '64', 1, 1024),
     latencyMs: bounded('latency-ms', values['latency-ms'] ?? '2000', 1, 60_000),
     latencyN: bounded('latency-n', values['latency-n'] ?? '20000', 1, 200_000),
@@ -135,14 +132,6 @@ function parseOptions(): Options {
   };
 }
 
-function bounded(name: string, raw: string, min: number, max: number): number {
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new Error(`--${name} must be an integer from ${min} to ${max}, got '${raw}'`);
-  }
-  return value;
-}
-
 /** How long waiting for N results may take before the run counts as failed. */
 function drainTimeoutMs(n: number): number {
   return 60_000 + n; // a minute, plus 1 ms a cargo (1,000 cargo/s): far below the goal
@@ -151,95 +140,15 @@ function drainTimeoutMs(n: number): number {
 // ---------------------------------------------------------------------------------------------
 // Clean-up: temp dirs, PostgreSQL schemas and every child go away on any exit, Ctrl-C included.
 
-const children = new Set<ChildProcess>();
-const tempDirs = new Set<string>();
-/** PostgreSQL schemas still to drop (temp dirs go synchronously at exit; schemas need a round trip). */
-const openSchemas = new Set<() => Promise<void>>();
-
-function installCleanup(options: Options): void {
-  const interrupt = (signal: NodeJS.Signals) => {
-    process.stderr.write(`\n${signal}: stopping\n`);
-    void Promise.allSettled([...children].map((child) => stopChild(child)))
-      .then(() => Promise.allSettled([...openSchemas].map((drop) => drop())))
-      .finally(() => process.exit(130));
-  };
-  process.once('SIGINT', interrupt);
-  process.once('SIGTERM', interrupt);
-  // Last resort, synchronous: whatever is still running dies with us.
-  process.on('exit', () => {
-    for (const child of children) child.kill('SIGKILL');
-    for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
-  });
+function timeLimitMs(options: Options): number {
   const perRun = (n: number) => 2 * (drainTimeoutMs(n) + 4 * CHILD_TIMEOUT_MS);
-  const limitMs = options.rss
+  return options.rss
     ? perRun(options.rssN) + options.rssSeconds * 1000
     : options.runs * (3 * perRun(options.n) + perRun(options.latencyN));
-  setTimeout(() => {
-    process.stderr.write(`bench:pipeline: time limit of ${Math.round(limitMs / 1000)} s exceeded\n`);
-    process.exit(1);
-  }, limitMs).unref();
 }
 
 // ---------------------------------------------------------------------------------------------
-// Databases: a fresh, migrated one per run
-
-interface BenchDatabase {
-  /** BARGE_DATABASE_URL for the service child. */
-  url: string;
-  /** The bench's own connection: seeding, polling, final checks. */
-  database: Database;
-  drop(): Promise<void>;
-}
-
-async function freshDatabase(options: Options): Promise<BenchDatabase> {
-  return options.pgUrl ? freshPostgres(options.pgUrl) : freshSqlite();
-}
-
-async function freshSqlite(): Promise<BenchDatabase> {
-  const dir = mkdtempSync(join(tmpdir(), 'barge-bench-pipeline-'));
-  tempDirs.add(dir);
-  const url = `sqlite:${join(dir, 'barge.sqlite')}`;
-  const database = openDatabase(url);
-  await migrate(database);
-  return {
-    url,
-    database,
-    async drop() {
-      await database.close();
-      rmSync(dir, { recursive: true, force: true });
-      tempDirs.delete(dir);
-    },
-  };
-}
-
-async function freshPostgres(pgUrl: string): Promise<BenchDatabase> {
-  const schema = `barge_bench_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-  const admin = async (query: string) => {
-    const client = new pg.Client({ connectionString: pgUrl });
-    await client.connect();
-    try {
-      await client.query(query);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`create schema ${schema}`);
-  const dropSchema = () => admin(`drop schema if exists ${schema} cascade`);
-  openSchemas.add(dropSchema);
-  const database = openDatabase(pgUrl, { schema });
-  await migrate(database);
-  const url = new URL(pgUrl);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  return {
-    url: url.toString(),
-    database,
-    async drop() {
-      await database.close();
-      await dropSchema();
-      openSchemas.delete(dropSchema);
-    },
-  };
-}
+// Databases: a fresh, migrated one per run (lib/database.ts)
 
 /**
  * Results stored so far. On SQLite, results rows are only ever appended (a conflicting insert adds
@@ -250,7 +159,7 @@ async function resultCount(database: Database): Promise<number> {
     database.dialect === 'sqlite'
       ? sql<{ n: number | null }>`select max(rowid) as n from results`
       : sql<{ n: number | null }>`select count(*) as n from results`;
-  const { rows } = await query.execute(database.db);
+  const { rows } = await query.execute(database.write);
   return Number(rows[0]?.n ?? 0);
 }
 
@@ -269,13 +178,13 @@ async function waitForResults(database: Database, n: number, timeoutMs: number, 
 
 /** Every cargo has its result and is completed: nothing was lost or failed on the way. */
 async function checkAllCompleted(database: Database, n: number): Promise<void> {
-  const rows = await database.db
+  const rows = await database.write
     .selectFrom('cargo')
     .select(['status', (eb) => eb.fn.countAll<number>().as('count')])
     .groupBy('status')
     .execute();
   const byStatus = Object.fromEntries(rows.map((r) => [r.status, Number(r.count)]));
-  const { count } = await database.db
+  const { count } = await database.write
     .selectFrom('results')
     .select((eb) => eb.fn.countAll<number>().as('count'))
     .executeTakeFirstOrThrow();
@@ -289,67 +198,14 @@ async function checkAllCompleted(database: Database, n: number): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // The cargo: one typical submission, and the row POST /cargo/load writes for it
 
-const SYSTEM =
-  'You are a support assistant for an online bookshop. Answer in two or three sentences, in the language of the question, and never invent order details.';
-const USER_TEXT =
-  'Hello, I ordered three paperbacks last Tuesday (order 48213) and the tracking page has said "label created" ever since. ' +
-  'The confirmation email promised delivery within five working days and I need one of the books for a course that starts on Monday. ' +
-  'Could you tell me whether the parcel has actually left the warehouse, and if not, whether I can cancel just that one title and pick it up in a shop instead? Thanks, Maria';
-const METADATA = {
-  ticket: 'T-48213',
-  customer_id: 'cus_7f3a9c21',
-  locale: 'en-GB',
-  queue: 'support-tier1',
-  attempt: 1,
-};
-
 /** The HTTP body: mailbox only (no callback_url, no callback). */
-const SUBMISSION = JSON.stringify({
-  params: {
-    model: 'svc-mock',
-    max_tokens: 512,
-    temperature: 0.2,
-    system: SYSTEM,
-    messages: [{ role: 'user', content: USER_TEXT }],
-  },
-  metadata: METADATA,
-});
+const SUBMISSION = submissionBody(null);
 
 // What load-cargo.ts stores for SUBMISSION: the shared settings, then the messages.
 const REQUEST_JSON = JSON.stringify({
-  requests: [
-    {
-      modelInput: {
-        max_tokens: 512,
-        temperature: 0.2,
-        system: SYSTEM,
-        messages: [{ role: 'user', content: USER_TEXT }],
-      },
-    },
-  ],
+  requests: [{ modelInput: MODEL_INPUT }],
 });
-const DEFAULT_TTL_SECONDS = 30 * 86_400;
-
-function pendingRow(projectId: string, now: number): NewCargo {
-  return {
-    id: newId('crg', now),
-    project_id: projectId,
-    status: 'pending',
-    model: 'svc-mock',
-    provider: 'mock',
-    provider_model: 'svc-mock',
-    request: REQUEST_JSON,
-    request_count: 1,
-    is_records: 0,
-    request_bytes: Buffer.byteLength(REQUEST_JSON),
-    metadata: JSON.stringify(METADATA),
-    result_ttl_seconds: DEFAULT_TTL_SECONDS,
-    callback_url: null,
-    callback: null,
-    created_at: now,
-    updated_at: now,
-  };
-}
+const CARGO: CargoContent = { request: REQUEST_JSON, metadata: JSON.stringify(METADATA), callbackUrl: null };
 
 /** The columns that must match between a row the API wrote and pendingRow. */
 const SHAPE_COLUMNS = [
@@ -368,18 +224,17 @@ const SHAPE_COLUMNS = [
 
 /** Checks that the seeded rows of the drain run look exactly like what the API writes. */
 async function checkRowShape(database: Database, projectId: string): Promise<string | null> {
-  const apiRow = await database.db.selectFrom('cargo').selectAll().limit(1).executeTakeFirstOrThrow();
-  const seeded = pendingRow(projectId, 0);
+  const apiRow = await database.write.selectFrom('cargo').selectAll().limit(1).executeTakeFirstOrThrow();
+  const seeded = pendingRow(projectId, 0, CARGO);
   const differing = SHAPE_COLUMNS.filter((c) => apiRow[c] !== seeded[c]);
   return differing.length === 0 ? null : `seeded rows differ from the API's in: ${differing.join(', ')}`;
 }
 
 async function createBenchProject(database: Database): Promise<{ projectId: string; key: string }> {
   const now = Date.now();
-  const project = await createProject(database.db, 'bench', now);
-  if (project === 'slug_taken') throw new Error('fresh database already has a bench project');
-  const { key } = await createApiKey(database.db, { projectId: project.id, name: 'bench', expiresAt: null, now });
-  return { projectId: project.id, key };
+  const projectId = await benchProject(database, now);
+  const { key } = await createApiKey(database.write, { projectId, name: 'bench', expiresAt: null, now });
+  return { projectId, key };
 }
 
 /** Inserts `n` pending cargo, SEED_CHUNK per transaction; returns the time it took. */
@@ -387,8 +242,8 @@ async function insertPending(database: Database, projectId: string, n: number): 
   const started = performance.now();
   for (let done = 0; done < n; done += SEED_CHUNK) {
     const now = Date.now();
-    const rows = Array.from({ length: Math.min(SEED_CHUNK, n - done) }, () => pendingRow(projectId, now));
-    await insertCargo(database.db, rows);
+    const rows = Array.from({ length: Math.min(SEED_CHUNK, n - done) }, () => pendingRow(projectId, now, CARGO));
+    await insertCargo(database.write, rows);
   }
   return performance.now() - started;
 }
@@ -396,19 +251,9 @@ async function insertPending(database: Database, projectId: string, n: number): 
 // ---------------------------------------------------------------------------------------------
 // The service child
 
-interface Service {
-  child: ChildProcess;
-  url: string | null;
-}
-
 /** The environment of every `barge` child: ours minus BARGE_* settings, plus the bench's. */
 function serviceEnv(databaseUrl: string, mockLatencyMs: number): NodeJS.ProcessEnv {
-  const inherited = Object.entries(process.env).filter(
-    ([name]) => !name.startsWith('BARGE_') && !['HOST', 'PORT', 'NODE_OPTIONS'].includes(name),
-  );
-  return {
-    ...Object.fromEntries(inherited),
-    BARGE_ENV: 'production',
+  return bargeEnv({
     BARGE_DATABASE_URL: databaseUrl,
     BARGE_LOG_LEVEL: 'warn',
     BARGE_MOCK_LATENCY_MS: String(mockLatencyMs),
@@ -417,7 +262,7 @@ function serviceEnv(databaseUrl: string, mockLatencyMs: number): NodeJS.ProcessE
     // The AWS SDK (object delivery) warns about node versions on every start; not ours to report.
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     HOST: '127.0.0.1',
-  };
+  });
 }
 
 /** Starts `barge serve --role <role> --json` and resolves once it printed its ready line. */
@@ -427,30 +272,17 @@ async function startService(
   env: NodeJS.ProcessEnv,
   nodeFlags: string[] = [],
 ): Promise<Service> {
-  const { cli } = options;
-  const entry = cli.endsWith('.ts') ? ['--import', 'tsx', cli] : [cli];
-  const args = [...options.nodeOptions, ...nodeFlags, ...entry, 'serve', '--role', role, '--port', '0', '--json'];
-  const child = spawn(process.execPath, args, { cwd: checkoutRoot(cli), env, stdio: ['ignore', 'pipe', 'inherit'] });
-  children.add(child);
-  child.once('exit', () => children.delete(child));
-  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  const url = await new Promise<string | null>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`barge serve --role ${role} did not start in time`)),
-      CHILD_TIMEOUT_MS,
-    );
-    child.once('exit', (code) => reject(new Error(`barge serve --role ${role} exited with code ${code} at start`)));
-    lines.on('line', (line) => {
-      const ready = parseReadyLine(line);
-      if (ready) {
-        clearTimeout(timer);
-        resolve(ready.url);
-      } else {
-        process.stderr.write(`[${role}] ${line}\n`);
-      }
-    });
+  return startServe({
+    name: `barge serve --role ${role}`,
+    label: role,
+    exitedWhen: 'at start',
+    cli: options.cli,
+    role,
+    nodeFlags: [...options.nodeOptions, ...nodeFlags],
+    env,
+    cwd: checkoutRoot(options.cli),
+    timeoutMs: CHILD_TIMEOUT_MS,
   });
-  return { child, url };
 }
 
 /** The directory of the package.json above the entry point (where tsx and packages resolve). */
@@ -461,59 +293,9 @@ function checkoutRoot(cli: string): string {
   throw new Error(`no package.json above ${cli}`);
 }
 
-function parseReadyLine(line: string): { url: string | null } | null {
-  try {
-    const parsed = JSON.parse(line) as { role?: unknown; url?: unknown };
-    if (typeof parsed.role !== 'string') return null;
-    return { url: typeof parsed.url === 'string' ? parsed.url : null };
-  } catch {
-    return null;
-  }
-}
-
-/** SIGTERM (the service finishes in-flight work and releases its leases), SIGKILL if it hangs. */
-async function stopChild(child: ChildProcess): Promise<number | null> {
-  if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_TIMEOUT_MS);
-  const code = await exited;
-  clearTimeout(timer);
-  return code;
-}
-
 async function stopService(service: Service): Promise<void> {
-  const code = await stopChild(service.child);
+  const code = await stopChild(service.child, CHILD_TIMEOUT_MS);
   if (code !== 0) throw new Error(`the service exited with code ${code}`);
-}
-
-/** Current and peak resident set size of a process, in MiB (Linux /proc). */
-function memoryOf(pid: number | undefined): { rssMb: number; hwmMb: number } | null {
-  const path = `/proc/${pid}/status`;
-  if (pid === undefined || !existsSync(path)) return null;
-  const status = readFileSync(path, 'utf8');
-  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN);
-  return { rssMb: kb('VmRSS') / 1024, hwmMb: kb('VmHWM') / 1024 };
-}
-
-/**
- * CPU seconds (user + system, all threads) a process has used (Linux /proc). Other jobs on the
- * machine stretch wall time; CPU time shows what the work itself cost.
- */
-function cpuSecondsOf(pid: number | undefined): number {
-  const path = `/proc/${pid}/stat`;
-  if (pid === undefined || !existsSync(path)) return Number.NaN;
-  // Fields after the command name (which may contain spaces): utime and stime are the 12th and 13th.
-  const fields = readFileSync(path, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S;
-}
-const CLOCK_TICKS_PER_S = 100;
-
-/** Bytes a process has handed to write(2) so far (WAL, checkpoints, database file; Linux /proc). */
-function bytesWrittenBy(pid: number | undefined): number {
-  const path = `/proc/${pid}/io`;
-  if (pid === undefined || !existsSync(path)) return Number.NaN;
-  return Number(/^wchar: (\d+)$/m.exec(readFileSync(path, 'utf8'))?.[1] ?? Number.NaN);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -553,26 +335,14 @@ async function submitAll(url: string, key: string, n: number, connections: numbe
 // ---------------------------------------------------------------------------------------------
 // Added latency: from a mock job's end to its result being stored
 
-interface Percentiles {
-  p50: number;
-  p99: number;
-  max: number;
-}
-
 async function addedLatency(database: Database): Promise<Percentiles> {
-  const rows = await database.db
+  const rows = await database.write
     .selectFrom('results as r')
     .innerJoin('cargo as c', 'c.id', 'r.cargo_id')
     .innerJoin('mock_jobs as j', 'j.batch_id', 'c.batch_id')
     .select(['r.created_at as stored', 'j.ends_at as ended'])
     .execute();
   return percentiles(rows.map((r) => Number(r.stored) - Number(r.ended)));
-}
-
-function percentiles(values: number[]): Percentiles {
-  const sorted = Float64Array.from(values).sort();
-  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] ?? NaN;
-  return { p50: at(0.5), p99: at(0.99), max: at(1) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -591,11 +361,10 @@ interface DrainRun {
 }
 
 async function drainRun(options: Options, run: number): Promise<DrainRun> {
-  const bench = await freshDatabase(options);
-  try {
+  return withFreshDatabase(options.pgUrl, TEMP_PREFIX, async (bench) => {
     const { projectId } = await createBenchProject(bench.database);
     const insertMs = await insertPending(bench.database, projectId, options.n);
-    const profile = options.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`] : [];
+    const profile = cpuProfFlags(options.cpuProfDir);
     const spawnedAt = performance.now();
     const service = await startService(options, 'worker', serviceEnv(bench.url, 0), profile);
     const startedAt = performance.now();
@@ -623,9 +392,7 @@ async function drainRun(options: Options, run: number): Promise<DrainRun> {
         `seeded in ${result.insertS.toFixed(1)} s, worker start ${result.startupS.toFixed(2)} s; load average ${loadavg()[0]?.toFixed(1)})`,
     );
     return result;
-  } finally {
-    await bench.drop();
-  }
+  });
 }
 
 interface E2eRun {
@@ -640,8 +407,7 @@ interface E2eRun {
 
 async function e2eRun(options: Options, run: number): Promise<E2eRun> {
   const submitOnlyS = await submitOnlyRun(options);
-  const bench = await freshDatabase(options);
-  try {
+  return withFreshDatabase(options.pgUrl, TEMP_PREFIX, async (bench) => {
     const { projectId, key } = await createBenchProject(bench.database);
     const service = await startService(options, 'all', serviceEnv(bench.url, 0));
     const startedAt = performance.now();
@@ -669,15 +435,12 @@ async function e2eRun(options: Options, run: number): Promise<E2eRun> {
     );
     if (result.shapeProblem) log(`  WARNING: ${result.shapeProblem}`);
     return result;
-  } finally {
-    await bench.drop();
-  }
+  });
 }
 
 /** The same submission against `--role api` (no workers): what HTTP intake alone sustains. */
 async function submitOnlyRun(options: Options): Promise<number> {
-  const bench = await freshDatabase(options);
-  try {
+  return withFreshDatabase(options.pgUrl, TEMP_PREFIX, async (bench) => {
     const { key } = await createBenchProject(bench.database);
     const service = await startService(options, 'api', serviceEnv(bench.url, 0));
     const startedAt = performance.now();
@@ -685,14 +448,11 @@ async function submitOnlyRun(options: Options): Promise<number> {
     const seconds = (submittedAt - startedAt) / 1000;
     await stopService(service);
     return seconds;
-  } finally {
-    await bench.drop();
-  }
+  });
 }
 
 async function latencyRun(options: Options, run: number): Promise<Percentiles> {
-  const bench = await freshDatabase(options);
-  try {
+  return withFreshDatabase(options.pgUrl, TEMP_PREFIX, async (bench) => {
     const { key } = await createBenchProject(bench.database);
     const service = await startService(options, 'all', serviceEnv(bench.url, options.latencyMs));
     await submitAll(service.url as string, key, options.latencyN, options.inFlight);
@@ -705,9 +465,7 @@ async function latencyRun(options: Options, run: number): Promise<Percentiles> {
         `p50 ${ms(added.p50)} p99 ${ms(added.p99)} max ${ms(added.max)}`,
     );
     return added;
-  } finally {
-    await bench.drop();
-  }
+  });
 }
 
 interface RssRun {
@@ -751,8 +509,7 @@ function probeHealth(url: string): { stop(): Promise<Percentiles> } {
 }
 
 async function rssRun(options: Options): Promise<RssRun> {
-  const bench = await freshDatabase(options);
-  try {
+  return withFreshDatabase(options.pgUrl, TEMP_PREFIX, async (bench) => {
     const { projectId } = await createBenchProject(bench.database);
     log(`rss: inserting ${fmt(options.rssN)} pending cargo`);
     const insertMs = await insertPending(bench.database, projectId, options.rssN);
@@ -786,57 +543,31 @@ async function rssRun(options: Options): Promise<RssRun> {
         `p99 ${ms(health.p99)} max ${ms(health.max)}; seeded in ${result.insertS.toFixed(1)} s`,
     );
     return result;
-  } finally {
-    await bench.drop();
-  }
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
 // Report
 
-function log(line: string): void {
-  process.stderr.write(`${line}\n`);
-}
-
-function fmt(value: number): string {
-  return Math.round(value).toLocaleString('en-US');
-}
-
-function ms(value: number): string {
-  return `${Math.round(value)} ms`;
-}
-
-/** The (lower) median of the runs, then every run's figure, to show how stable it was. */
-function spread(values: number[], format: (v: number) => string): string {
-  const sorted = [...values].sort((a, b) => a - b);
-  if (sorted.length === 1) return format(sorted[0] as number);
-  const median = sorted[Math.floor((sorted.length - 1) / 2)] as number;
-  return `${format(median)} (runs: ${values.map(format).join(', ')})`;
-}
-
-function goal(met: boolean): string {
-  return met ? 'met' : 'NOT met';
-}
-
 function header(options: Options): string[] {
   return [
     '',
     `bench:pipeline  ${new Date().toISOString()}`,
-    `  machine: ${cpus().length} cores (${cpus()[0]?.model.trim()}), ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}`,
-    `  database: ${options.pgUrl ? 'PostgreSQL (fresh schema a run)' : 'SQLite temp file (WAL, synchronous=FULL)'}; svc-mock, mailbox only`,
+    machineLine(),
+    `  database: ${databaseKind(options.pgUrl)}; svc-mock, mailbox only`,
   ];
 }
 
 function report(options: Options, drains: DrainRun[], e2es: E2eRun[], latencies: Percentiles[]): void {
   const lines = header(options);
   if (drains.length > 0) {
-    const median = medianOf(drains.map((d) => d.rate));
+    const medianRate = median(drains.map((d) => d.rate));
     lines.push(
       `  drain (${fmt(options.n)} pending, barge serve --role worker, BARGE_MOCK_LATENCY_MS=0):`,
       `    ${spread(
         drains.map((d) => d.rate),
         (v) => `${fmt(v)} cargo/s`,
-      )}  (goal >= ${fmt(GOAL_DRAIN_PER_S)}: ${goal(median >= GOAL_DRAIN_PER_S)})`,
+      )}  (goal >= ${fmt(GOAL_DRAIN_PER_S)}: ${goal(medianRate >= GOAL_DRAIN_PER_S)})`,
       `    worker CPU time: ${spread(
         drains.map((d) => d.workerCpuS),
         (v) => `${v.toFixed(1)} s`,
@@ -879,7 +610,7 @@ function report(options: Options, drains: DrainRun[], e2es: E2eRun[], latencies:
     );
   }
   if (latencies.length > 0) {
-    const p99 = medianOf(latencies.map((l) => l.p99));
+    const p99 = median(latencies.map((l) => l.p99));
     lines.push(
       `  added latency (${fmt(options.latencyN)} over HTTP, BARGE_MOCK_LATENCY_MS=${options.latencyMs}): job end → result stored`,
       `    p50 ${spread(
@@ -908,16 +639,11 @@ function reportRss(options: Options, rss: RssRun): void {
   process.stdout.write(`${lines.join('\n')}\n\n`);
 }
 
-function medianOf(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)] ?? NaN;
-}
-
 // ---------------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
   const options = parseOptions();
-  installCleanup(options);
+  installCleanup('bench:pipeline', timeLimitMs(options), { onSignal: 'graceful', childTimeoutMs: CHILD_TIMEOUT_MS });
   if (options.build) {
     log('building (npm run build)');
     await promisify(execFile)('npm', ['run', '--silent', 'build'], { cwd: ROOT, timeout: 180_000 });
@@ -938,11 +664,4 @@ async function main(): Promise<void> {
   if (e2es.some((e) => e.shapeProblem !== null)) process.exitCode = 1;
 }
 
-main().then(
-  // Nothing may keep us alive past the report (a child's pipe, a timer).
-  () => process.exit(),
-  (err: unknown) => {
-    process.stderr.write(`bench:pipeline: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exit(1);
-  },
-);
+runMain('bench:pipeline', main, 'stack');

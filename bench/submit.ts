@@ -19,17 +19,19 @@
  * Env:   BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS (flags win).
  * Exit:  1 when the durability check fails or the run breaks; the goals are reported, not enforced.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import autocannon, { type Client, type Instance, type Result } from 'autocannon';
 import Database from 'better-sqlite3';
+import { submissionBody } from './lib/cargo.js';
+import { installCleanup, makeTempDir, removeTempDir, runMain } from './lib/lifecycle.js';
+import { bounded, oneOf } from './lib/options.js';
+import { machineTicks, processTicks, TICKS_PER_SECOND } from './lib/proc.js';
+import { bargeEnv, cpuProfFlags, ROOT, startChild, startServe, stopChild, urlLine } from './lib/processes.js';
+import { goal, machineLine } from './lib/report.js';
+import { percentile } from './lib/stats.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI = join(ROOT, 'dist/src/cli/main.js');
 const BARE_SERVER = join(ROOT, 'bench/bare-server.ts');
 
@@ -73,74 +75,38 @@ function parseOptions(): Options {
   const env = process.env;
   return {
     // Bounded so a typo cannot start an hour-long run.
-    seconds: bounded('duration', values.duration ?? env.BENCH_DURATION ?? '10', 1, 300),
-    warmupSeconds: bounded('warmup', values.warmup ?? env.BENCH_WARMUP ?? '2', 0, 60),
-    connections: bounded('connections', values.connections ?? env.BENCH_CONNECTIONS ?? '64', 1, 1024),
+    seconds: bounded('duration', values.duration ?? env.BENCH_DURATION ?? '10', 1, 300, 'number'),
+    warmupSeconds: bounded('warmup', values.warmup ?? env.BENCH_WARMUP ?? '2', 0, 60, 'number'),
+    connections: bounded('connections', values.connections ?? env.BENCH_CONNECTIONS ?? '64', 1, 1024, 'number'),
     build: !values['no-build'],
     role: oneOf('role', values.role ?? 'api', ['api', 'all'] as const),
     cpuProfDir: values['cpu-prof'] ?? null,
   };
 }
 
-function bounded(name: string, raw: string, min: number, max: number): number {
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < min || value > max) {
-    throw new Error(`--${name} must be a number from ${min} to ${max}, got '${raw}'`);
-  }
-  return value;
-}
-
-function oneOf<T extends string>(name: string, raw: string, allowed: readonly T[]): T {
-  if (!(allowed as readonly string[]).includes(raw)) throw new Error(`--${name} must be one of ${allowed.join(', ')}`);
-  return raw as T;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Clean-up: the temp dir and every child go away on any exit, Ctrl-C included.
 
-const children = new Set<ChildProcess>();
-let tempDir: string | null = null;
+/** The load generator while it runs, for Ctrl-C to stop. */
 let activeLoad: Instance | null = null;
 
-function installCleanup(options: Options): void {
-  const interrupt = (signal: NodeJS.Signals) => {
-    process.stderr.write(`\n${signal}: stopping\n`);
-    activeLoad?.stop();
-    void Promise.allSettled([...children].map((child) => stopChild(child))).finally(() => process.exit(130));
-  };
-  process.once('SIGINT', interrupt);
-  process.once('SIGTERM', interrupt);
-  // Last resort, synchronous: whatever is still running dies with us.
-  process.on('exit', () => {
-    for (const child of children) child.kill('SIGKILL');
-    if (tempDir) rmSync(tempDir, { recursive: true, force: true });
-  });
-  // Bounded in time whatever happens: two warm-ups, two runs, start-ups, drains and checks.
-  const limitMs = 2 * (options.seconds + options.warmupSeconds + DRAIN_LIMIT_S) * 1000 + 8 * CHILD_TIMEOUT_MS;
-  setTimeout(() => {
-    process.stderr.write(`bench:submit: time limit of ${Math.round(limitMs / 1000)} s exceeded\n`);
-    process.exit(1);
-  }, limitMs).unref();
+/** Bounded in time whatever happens: two warm-ups, two runs, start-ups, drains and checks. */
+function timeLimitMs(options: Options): number {
+  return 2 * (options.seconds + options.warmupSeconds + DRAIN_LIMIT_S) * 1000 + 8 * CHILD_TIMEOUT_MS;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Child processes
 
 /** The environment of every `barge` child: ours minus BARGE_* settings, plus the bench's. */
-function bargeEnv(dbPath: string): NodeJS.ProcessEnv {
-  const inherited = Object.entries(process.env).filter(
-    // NODE_OPTIONS goes too: the service should run as a plain `barge serve` would.
-    ([name]) => !name.startsWith('BARGE_') && !['HOST', 'PORT', 'NODE_OPTIONS'].includes(name),
-  );
-  return {
-    ...Object.fromEntries(inherited),
-    BARGE_ENV: 'production',
+function serviceEnv(dbPath: string): NodeJS.ProcessEnv {
+  return bargeEnv({
     BARGE_DATABASE_URL: `sqlite:${dbPath}`,
     BARGE_LOG_LEVEL: 'warn',
     // The limiter still runs on every request (its cost is part of the path) but never says 429.
     BARGE_RATE_LIMIT_MAX: '1000000000',
     HOST: '127.0.0.1',
-  };
+  });
 }
 
 async function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<Record<string, unknown>> {
@@ -151,76 +117,12 @@ async function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<Record<st
   return JSON.parse(stdout) as Record<string, unknown>;
 }
 
-/**
- * Starts a node child that prints one JSON line `{url}` once it listens, and resolves with the
- * url. Later output is passed on to our stderr, so warnings show and the pipe never fills.
- */
-async function startChild(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<[ChildProcess, string]> {
-  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  children.add(child);
-  child.once('exit', () => children.delete(child));
-  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not start in time`)), CHILD_TIMEOUT_MS);
-    child.once('exit', (code) => reject(new Error(`${name} exited with code ${code} before listening`)));
-    lines.on('line', (line) => {
-      const url = parseUrlLine(line);
-      if (url) {
-        clearTimeout(timer);
-        resolve(url);
-      } else {
-        process.stderr.write(`[${name}] ${line}\n`);
-      }
-    });
-  });
-  return [child, url];
-}
-
-function parseUrlLine(line: string): string | null {
-  try {
-    const parsed = JSON.parse(line) as { url?: unknown };
-    return typeof parsed.url === 'string' ? parsed.url : null;
-  } catch {
-    return null;
-  }
-}
-
-/** SIGTERM (the service then finishes in-flight requests and commits), SIGKILL if it hangs. */
-async function stopChild(child: ChildProcess): Promise<number | null> {
-  if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_TIMEOUT_MS);
-  const code = await exited;
-  clearTimeout(timer);
-  return code;
-}
-
 // ---------------------------------------------------------------------------------------------
 // The request
 
 /** A typical submission: a system prompt, a few hundred bytes of user text, metadata, a webhook. */
 function cargoBody(): string {
-  return JSON.stringify({
-    params: {
-      model: 'svc-mock',
-      max_tokens: 512,
-      temperature: 0.2,
-      system:
-        'You are a support assistant for an online bookshop. Answer in two or three sentences, in the language of the question, and never invent order details.',
-      messages: [
-        {
-          role: 'user',
-          content:
-            'Hello, I ordered three paperbacks last Tuesday (order 48213) and the tracking page has said "label created" ever since. ' +
-            'The confirmation email promised delivery within five working days and I need one of the books for a course that starts on Monday. ' +
-            'Could you tell me whether the parcel has actually left the warehouse, and if not, whether I can cancel just that one title and pick it up in a shop instead? Thanks, Maria',
-        },
-      ],
-    },
-    callback_url: 'https://hooks.example.com/barge/cargo-results',
-    metadata: { ticket: 'T-48213', customer_id: 'cus_7f3a9c21', locale: 'en-GB', queue: 'support-tier1', attempt: 1 },
-  });
+  return submissionBody('https://hooks.example.com/barge/cargo-results');
 }
 
 interface Target {
@@ -335,12 +237,6 @@ async function drive(target: Target, connections: number, seconds: number): Prom
   };
 }
 
-function percentile(values: number[], p: number): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = Float64Array.from(values).sort();
-  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] ?? Number.NaN;
-}
-
 /** Warm-up (JIT, SQLite page cache, TCP connections), then the measured run. */
 async function warmAndDrive(label: string, target: Target, options: Options): Promise<{ warmup: Load; run: Load }> {
   process.stderr.write(`${label}: warm-up ${options.warmupSeconds} s, then ${options.seconds} s\n`);
@@ -382,8 +278,6 @@ interface CpuSample {
   clientUs: number;
 }
 
-const TICKS_PER_SECOND = 100;
-
 function cpuSample(serverPid: number): CpuSample | null {
   try {
     const { processes, irq, steal } = machineTicks();
@@ -394,24 +288,6 @@ function cpuSample(serverPid: number): CpuSample | null {
   } catch {
     return null;
   }
-}
-
-/** From the first line of /proc/stat: `cpu  user nice system idle iowait irq softirq steal ...`. */
-function machineTicks(): { processes: number; irq: number; steal: number } {
-  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
-  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = line
-    .trim()
-    .split(/\s+/)
-    .slice(1)
-    .map(Number);
-  return { processes: user + nice + system, irq: irq + softirq, steal };
-}
-
-/** utime + stime of a process or thread: fields 14 and 15, counted after the `(command)` field. */
-function processTicks(statPath: string): number {
-  const stat = readFileSync(statPath, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[11]) + Number(fields[12]);
 }
 
 function cpuSplit(start: CpuSample | null, end: CpuSample | null, windowMs: number): CpuSplit | null {
@@ -465,27 +341,31 @@ async function benchService(
   dir: string,
 ): Promise<{ load: Load; recorded: Recorded; durability: Durability }> {
   const dbPath = join(dir, 'barge.sqlite');
-  const env = bargeEnv(dbPath);
+  const env = serviceEnv(dbPath);
   await runCli(['project', 'create', 'bench'], env);
   const { key } = await runCli(['key', 'create', 'bench', '--name', 'bench'], env);
   if (typeof key !== 'string') throw new Error('`barge key create --json` printed no key');
 
-  const nodeFlags = options.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`] : [];
-  const [service, url] = await startChild(
-    'service',
-    [...nodeFlags, CLI, 'serve', '--role', options.role, '--port', '0', '--json'],
+  const service = await startServe({
+    name: 'service',
+    label: 'service',
+    exitedWhen: 'before listening',
+    cli: CLI,
+    role: options.role,
+    nodeFlags: cpuProfFlags(options.cpuProfDir),
     env,
-  );
+    timeoutMs: CHILD_TIMEOUT_MS,
+  });
   const target: Target = {
-    pid: service.pid ?? 0,
-    url: `${url}/cargo/load`,
+    pid: service.child.pid ?? 0,
+    url: `${service.url}/cargo/load`,
     headers: { 'content-type': 'application/json', 'x-api-key': key },
     body: cargoBody(),
   };
   const recorded = await recordOneResponse(target);
   const { warmup, run } = await warmAndDrive('service', target, options);
 
-  const code = await stopChild(service);
+  const code = await stopChild(service.child, CHILD_TIMEOUT_MS);
   if (code !== 0) throw new Error(`the service exited with code ${code}`);
   const sampleId = CARGO_ID.exec(recorded.body)?.[1];
   const acknowledged = [...(sampleId ? [sampleId] : []), ...warmup.ids, ...run.ids];
@@ -497,7 +377,15 @@ async function benchService(
 
 async function benchBare(options: Options, recorded: Recorded, body: string): Promise<Load> {
   const env = { ...process.env, BENCH_BARE_RESPONSE: JSON.stringify(recorded) };
-  const [bare, url] = await startChild('bare', ['--import', 'tsx', BARE_SERVER], env);
+  const { child: bare, ready: url } = await startChild({
+    name: 'bare',
+    label: 'bare',
+    exitedWhen: 'before listening',
+    args: ['--import', 'tsx', BARE_SERVER],
+    env,
+    timeoutMs: CHILD_TIMEOUT_MS,
+    ready: urlLine,
+  });
   const target: Target = {
     pid: bare.pid ?? 0,
     url: `${url}/cargo/load`,
@@ -505,7 +393,7 @@ async function benchBare(options: Options, recorded: Recorded, body: string): Pr
     body,
   };
   const { run } = await warmAndDrive('bare', target, options);
-  await stopChild(bare);
+  await stopChild(bare, CHILD_TIMEOUT_MS);
   return run;
 }
 
@@ -519,7 +407,7 @@ function report(options: Options, service: Load, bare: Load, durability: Durabil
   const lines = [
     '',
     `bench:submit  ${new Date().toISOString()}`,
-    `  machine: ${cpus().length} cores (${cpus()[0]?.model.trim()}), ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}`,
+    machineLine(),
     `  POST /cargo/load, ${Buffer.byteLength(cargoBody())}-byte body, ${options.connections} connections, ` +
       `${options.seconds} s after ${options.warmupSeconds} s warm-up; serve --role ${options.role}; SQLite WAL synchronous=FULL`,
     '  the load generator (autocannon, this process) shares the cores with the server in both runs',
@@ -541,8 +429,8 @@ function report(options: Options, service: Load, bare: Load, durability: Durabil
     row('server µs/request', perRequest(service, 'server'), perRequest(bare, 'server')),
     row('  on main thread', perRequest(service, 'serverMain'), perRequest(bare, 'serverMain')),
     '',
-    `  ratio service/bare: ${ratio.toFixed(3)}  (goal >= ${GOAL_RATIO}: ${ratio >= GOAL_RATIO ? 'met' : 'NOT met'})`,
-    `  service p99: ${ms(service.p99)} ms  (goal <= ${GOAL_P99_MS} ms: ${service.p99 <= GOAL_P99_MS ? 'met' : 'NOT met'})`,
+    `  ratio service/bare: ${ratio.toFixed(3)}  (goal >= ${GOAL_RATIO}: ${goal(ratio >= GOAL_RATIO)})`,
+    `  service p99: ${ms(service.p99)} ms  (goal <= ${GOAL_P99_MS} ms: ${goal(service.p99 <= GOAL_P99_MS)})`,
     `  durability: ${durability.rows} cargo rows, ${durability.acknowledged} 2xx received (sample, warm-up and run), ` +
       `${durability.missing} acknowledged ids missing, ${durability.duplicates} duplicated: ${durability.ok ? 'OK' : 'FAILED'}`,
     '',
@@ -583,24 +471,20 @@ async function build(): Promise<void> {
 
 async function main(): Promise<void> {
   const options = parseOptions();
-  installCleanup(options);
+  installCleanup('bench:submit', timeLimitMs(options), {
+    onSignal: 'graceful',
+    childTimeoutMs: CHILD_TIMEOUT_MS,
+    interrupted: () => activeLoad?.stop(),
+  });
   if (options.build) await build();
-  tempDir = mkdtempSync(join(tmpdir(), 'barge-bench-'));
+  const tempDir = makeTempDir('barge-bench-');
 
   const service = await benchService(options, tempDir);
   const bare = await benchBare(options, service.recorded, cargoBody());
   report(options, service.load, bare, service.durability);
 
-  rmSync(tempDir, { recursive: true, force: true });
-  tempDir = null;
+  removeTempDir(tempDir);
   if (!service.durability.ok) process.exitCode = 1;
 }
 
-main().then(
-  // Nothing may keep us alive past the report (a child's pipe, a timer).
-  () => process.exit(),
-  (err: unknown) => {
-    process.stderr.write(`bench:submit: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exit(1);
-  },
-);
+runMain('bench:submit', main, 'message');

@@ -25,27 +25,27 @@
  * Env:   BENCH_WEBHOOK_N, BENCH_WEBHOOK_RUNS, BENCH_DATABASE_URL (flags win).
  * Exit:  1 when a run breaks or a delivery is lost; the goals are reported, not enforced.
  */
-import { type ChildProcess, fork, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir, totalmem } from 'node:os';
+
+import { fork } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { request } from 'undici';
 import { createWebhookAgent } from '../src/delivery/webhook/http-client.js';
 import type { ModelInput } from '../src/domain/cargo-request.js';
 import { webhookPayloadJson } from '../src/domain/envelope.js';
 import { newId } from '../src/domain/ids.js';
 import { mockRespond } from '../src/providers/mock/responder.js';
-import { insertCargo, type NewCargo } from '../src/store/cargo.js';
-import { type Database, openDatabase } from '../src/store/database.js';
-import { migrate } from '../src/store/migrate.js';
-import { createProject } from '../src/store/projects.js';
+import { insertCargo } from '../src/store/cargo.js';
+import type { Database } from '../src/store/database.js';
 import { storeResults } from '../src/store/results.js';
+import { benchProject, pendingRow, withFreshDatabase } from './lib/database.js';
+import { installCleanup, makeTempDir, runMain } from './lib/lifecycle.js';
+import { bounded, modeList, postgresUrl } from './lib/options.js';
+import { bargeEnv, cpuProfFlags, ROOT, type Service, startServe, stopChild, track } from './lib/processes.js';
+import { databaseKind, fmt, goal, log, machineLine, ms, spread } from './lib/report.js';
+import { median, type Percentiles, percentiles } from './lib/stats.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI = join(ROOT, 'src/cli/main.ts');
 
 const GOAL_RATIO = 0.5;
@@ -79,15 +79,10 @@ function parseOptions(): Options {
     },
   });
   const env = process.env;
-  const pgUrl = values.db ?? env.BENCH_DATABASE_URL ?? null;
-  if (pgUrl !== null && !/^postgres(ql)?:\/\//.test(pgUrl)) throw new Error('--db must be a postgres:// URL');
-  const only = (values.only ?? MODES.join(',')).split(',').map((m) => m.trim());
-  for (const mode of only) {
-    if (!(MODES as readonly string[]).includes(mode))
-      throw new Error(`--only takes ${MODES.join(', ')}; got '${mode}'`);
-  }
+  const pgUrl = postgresUrl(values.db);
+  const only = modeList(values.only, MODES);
   return {
-    only: only as Mode[],
+    only,
     n: bounded('n', values.n ?? env.BENCH_WEBHOOK_N ?? '10000', 1, 200_000),
     runs: bounded('runs', values.runs ?? env.BENCH_WEBHOOK_RUNS ?? '2', 1, 10),
     perHost: bounded('per-host', values['per-host'] ?? '32', 1, 1024),
@@ -96,36 +91,11 @@ function parseOptions(): Options {
   };
 }
 
-function bounded(name: string, raw: string, min: number, max: number): number {
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new Error(`--${name} must be an integer from ${min} to ${max}, got '${raw}'`);
-  }
-  return value;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Clean-up: children and temp dirs go on any exit, Ctrl-C included.
 
-const children = new Set<ChildProcess>();
-const tempDirs = new Set<string>();
-
-function installCleanup(options: Options): void {
-  const interrupt = (signal: NodeJS.Signals) => {
-    process.stderr.write(`\n${signal}: stopping\n`);
-    process.exit(130);
-  };
-  process.once('SIGINT', interrupt);
-  process.once('SIGTERM', interrupt);
-  process.on('exit', () => {
-    for (const child of children) child.kill('SIGKILL');
-    for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
-  });
-  const limitMs = options.runs * options.only.length * (4 * CHILD_TIMEOUT_MS + 2 * deliveryTimeoutMs(options.n));
-  setTimeout(() => {
-    process.stderr.write(`bench:webhook: time limit of ${Math.round(limitMs / 1000)} s exceeded\n`);
-    process.exit(1);
-  }, limitMs).unref();
+function timeLimitMs(options: Options): number {
+  return options.runs * options.only.length * (4 * CHILD_TIMEOUT_MS + 2 * deliveryTimeoutMs(options.n));
 }
 
 /** A minute, plus 10 ms a delivery (100 deliveries/s): far below any useful rate. */
@@ -164,12 +134,10 @@ interface Receiver {
 }
 
 async function startReceiver(): Promise<Receiver> {
-  const dir = mkdtempSync(join(tmpdir(), 'barge-bench-receiver-'));
-  tempDirs.add(dir);
+  const dir = makeTempDir('barge-bench-receiver-');
   const file = join(dir, 'receiver.cjs');
   writeFileSync(file, RECEIVER_SOURCE);
-  const child = fork(file, [], { execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  children.add(child);
+  const child = track(fork(file, [], { execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
   const port = await new Promise<number>((resolve, reject) => {
     child.once('message', (m: { port: number }) => resolve(m.port));
     child.once('exit', (code) => reject(new Error(`receiver exited with code ${code}`)));
@@ -188,62 +156,12 @@ async function startReceiver(): Promise<Receiver> {
     },
     close() {
       child.kill('SIGKILL');
-      children.delete(child);
     },
   };
 }
 
 // ---------------------------------------------------------------------------------------------
-// Databases
-
-interface BenchDatabase {
-  url: string;
-  database: Database;
-  drop(): Promise<void>;
-}
-
-async function freshDatabase(options: Options): Promise<BenchDatabase> {
-  if (options.pgUrl) {
-    const pgUrl = options.pgUrl;
-    const schema = `barge_bench_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-    const admin = async (query: string) => {
-      const client = new pg.Client({ connectionString: pgUrl });
-      await client.connect();
-      try {
-        await client.query(query);
-      } finally {
-        await client.end();
-      }
-    };
-    await admin(`create schema ${schema}`);
-    const database = openDatabase(pgUrl, { schema });
-    await migrate(database);
-    const url = new URL(pgUrl);
-    url.searchParams.set('options', `-c search_path=${schema}`);
-    return {
-      url: url.toString(),
-      database,
-      async drop() {
-        await database.close();
-        await admin(`drop schema if exists ${schema} cascade`);
-      },
-    };
-  }
-  const dir = mkdtempSync(join(tmpdir(), 'barge-bench-webhook-'));
-  tempDirs.add(dir);
-  const url = `sqlite:${join(dir, 'barge.sqlite')}`;
-  const database = openDatabase(url);
-  await migrate(database);
-  return {
-    url,
-    database,
-    async drop() {
-      await database.close();
-      rmSync(dir, { recursive: true, force: true });
-      tempDirs.delete(dir);
-    },
-  };
-}
+// Databases: a fresh, migrated one per run (lib/database.ts), and what is seeded into it
 
 // A typical small request and its metadata (the webhook body echoes the metadata).
 const REQUEST_JSON = JSON.stringify({
@@ -258,45 +176,52 @@ const REQUEST_JSON = JSON.stringify({
 });
 const METADATA = JSON.stringify({ ticket: 'T-48213', customer_id: 'cus_7f3a9c21', queue: 'support-tier1' });
 
-function pendingRow(projectId: string, callbackUrl: string, now: number): NewCargo {
-  return {
-    id: newId('crg', now),
-    project_id: projectId,
-    status: 'pending',
-    model: 'svc-mock',
-    provider: 'mock',
-    provider_model: 'svc-mock',
-    request: REQUEST_JSON,
-    request_count: 1,
-    is_records: 0,
-    request_bytes: Buffer.byteLength(REQUEST_JSON),
-    metadata: METADATA,
-    result_ttl_seconds: 30 * 86_400,
-    callback_url: callbackUrl,
-    callback: null,
-    created_at: now,
-    updated_at: now,
-  };
-}
-
 /**
  * pipeline: N cargo `pending`, for the worker's batcher. stored: N cargo with their results stored
  * and their deliveries due (storeResults, as the collector does, svc-mock's answers, 2,000 a
  * transaction), so the worker has only the deliveries to do.
  */
 async function seed(database: Database, callbackUrl: string, n: number, mode: Mode): Promise<void> {
-  const project = await createProject(database.db, 'bench', Date.now());
-  if (project === 'slug_taken') throw new Error('fresh database already has a bench project');
+  const projectId = await benchProject(database, Date.now());
+  const cargo = { request: REQUEST_JSON, metadata: METADATA, callbackUrl };
   for (let done = 0; done < n; done += SEED_CHUNK) {
     const now = Date.now();
-    const rows = Array.from({ length: Math.min(SEED_CHUNK, n - done) }, () => pendingRow(project.id, callbackUrl, now));
+    const rows = Array.from({ length: Math.min(SEED_CHUNK, n - done) }, () => pendingRow(projectId, now, cargo));
     if (mode === 'stored') for (const row of rows) row.status = 'processing';
-    await insertCargo(database.db, rows);
+    await insertCargo(database.write, rows);
     if (mode === 'pipeline') continue;
     const input = (JSON.parse(REQUEST_JSON) as { requests: { modelInput: ModelInput }[] }).requests[0]?.modelInput;
     const outcome = mockRespond('svc-mock', input as ModelInput);
     if (!outcome.success) throw new Error('svc-mock failed the bench request');
     const response = JSON.stringify(outcome.response);
+    // Results are stored under a batch's lease, as the collector stores them.
+    const lease = { batchId: newId('bat', now), workerId: 'bench-seed' };
+    await database.write
+      .insertInto('batches')
+      .values({
+        id: lease.batchId,
+        provider: 'mock',
+        provider_model: 'svc-mock',
+        // Ended: the worker's poller leaves it alone; the lease is what storeResults checks.
+        status: 'ended',
+        job_id: 'bench',
+        cargo_count: rows.length,
+        request_count: rows.length,
+        padding_count: 0,
+        request_bytes: 0,
+        created_at: now,
+        submitted_at: now,
+        deadline_at: null,
+        next_check_at: now + 86_400_000,
+        canceled_at: null,
+        ended_at: null,
+        end_reason: null,
+        locked_by: lease.workerId,
+        locked_until: now + 86_400_000,
+        last_error: null,
+        updated_at: now,
+      })
+      .execute();
     for (let i = 0; i < rows.length; i += 2000) {
       const results = rows.slice(i, i + 2000).map((row) => ({
         cargoId: row.id,
@@ -308,14 +233,14 @@ async function seed(database: Database, callbackUrl: string, n: number, mode: Mo
         nextStatus: 'callback_pending' as const,
         channels: ['webhook' as const],
       }));
-      await storeResults(database.db, results, Date.now());
+      await storeResults(database, lease, results, Date.now());
     }
   }
 }
 
 /** When the last delivery was recorded as delivered (the worker's clock at its record). */
 async function lastDeliveryEnded(database: Database): Promise<number> {
-  const row = await database.db
+  const row = await database.write
     .selectFrom('deliveries')
     .select((eb) => eb.fn.max('ended_at').as('at'))
     .executeTakeFirstOrThrow();
@@ -323,7 +248,7 @@ async function lastDeliveryEnded(database: Database): Promise<number> {
 }
 
 async function deliveredCount(database: Database): Promise<number> {
-  const row = await database.db
+  const row = await database.write
     .selectFrom('deliveries')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('status', '=', 'delivered')
@@ -335,67 +260,32 @@ async function deliveredCount(database: Database): Promise<number> {
 // The worker child: `barge serve --role worker`
 
 function workerEnv(options: Options, databaseUrl: string): NodeJS.ProcessEnv {
-  const inherited = Object.entries(process.env).filter(
-    ([name]) => !name.startsWith('BARGE_') && !['HOST', 'PORT', 'NODE_OPTIONS'].includes(name),
-  );
-  return {
-    ...Object.fromEntries(inherited),
-    BARGE_ENV: 'production',
+  return bargeEnv({
     // The receiver is on loopback.
     BARGE_ALLOW_PRIVATE_CALLBACKS: 'true',
     BARGE_DATABASE_URL: databaseUrl,
     BARGE_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
     BARGE_MOCK_LATENCY_MS: '0',
     BARGE_DELIVERY_PER_HOST: String(options.perHost),
-  };
-}
-
-async function startWorker(env: NodeJS.ProcessEnv, nodeFlags: string[]): Promise<ChildProcess> {
-  const args = [...nodeFlags, '--import', 'tsx', CLI, 'serve', '--role', 'worker', '--port', '0', '--json'];
-  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
-  children.add(child);
-  child.once('exit', () => children.delete(child));
-  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the worker did not start in time')), CHILD_TIMEOUT_MS);
-    child.once('exit', (code) => reject(new Error(`the worker exited with code ${code} at start`)));
-    lines.on('line', (line) => {
-      if (/^\{.*"role"/.test(line)) {
-        clearTimeout(timer);
-        resolve();
-      } else {
-        process.stderr.write(`[worker] ${line}\n`);
-      }
-    });
   });
-  return child;
 }
 
-async function stopChild(child: ChildProcess): Promise<number | null> {
-  if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_TIMEOUT_MS);
-  const code = await exited;
-  clearTimeout(timer);
-  return code;
+async function startWorker(env: NodeJS.ProcessEnv, nodeFlags: string[]): Promise<Service> {
+  return startServe({
+    name: 'the worker',
+    label: 'worker',
+    exitedWhen: 'at start',
+    cli: CLI,
+    role: 'worker',
+    nodeFlags,
+    env,
+    cwd: ROOT,
+    timeoutMs: CHILD_TIMEOUT_MS,
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
 // The runs
-
-interface Percentiles {
-  min: number;
-  p50: number;
-  p99: number;
-  max: number;
-}
-
-function percentiles(values: number[]): Percentiles {
-  const sorted = Float64Array.from(values).sort();
-  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] ?? NaN;
-  return { min: sorted[0] ?? NaN, p50: at(0.5), p99: at(0.99), max: at(1) };
-}
 
 interface Run {
   deliverySeconds: number;
@@ -406,11 +296,10 @@ interface Run {
 }
 
 async function run(options: Options, receiver: Receiver, index: number, mode: Mode): Promise<Run> {
-  const bench = await freshDatabase(options);
-  try {
+  return withFreshDatabase(options.pgUrl, 'barge-bench-webhook-', async (bench) => {
     await seed(bench.database, receiver.url, options.n, mode);
     await receiver.take();
-    const profile = options.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`] : [];
+    const profile = cpuProfFlags(options.cpuProfDir);
     const worker = await startWorker(workerEnv(options, bench.url), profile);
     const deadline = Date.now() + deliveryTimeoutMs(options.n);
     for (;;) {
@@ -420,11 +309,11 @@ async function run(options: Options, receiver: Receiver, index: number, mode: Mo
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
     const doneAt = await lastDeliveryEnded(bench.database);
-    const code = await stopChild(worker);
+    const code = await stopChild(worker.child, CHILD_TIMEOUT_MS);
     if (code !== 0) throw new Error(`the worker exited with code ${code}`);
 
     const arrivals = await receiver.take();
-    const results = await bench.database.db
+    const results = await bench.database.write
       .selectFrom('results as r')
       .innerJoin('cargo as c', 'c.id', 'r.cargo_id')
       .select(['r.cargo_id', 'r.created_at', 'r.success', 'r.response', 'r.error_message', 'c.metadata', 'c.status'])
@@ -439,7 +328,7 @@ async function run(options: Options, receiver: Receiver, index: number, mode: Mo
     const latency = percentiles(results.map((r) => (arrivals.get(r.cargo_id) as number) - Number(r.created_at)));
     // The deliverer's rate: from its first attempt to its last record (the bare loop's is timed
     // from its first request too); the time before it, storing the results, is in the latency.
-    const firstAttempt = await bench.database.db
+    const firstAttempt = await bench.database.write
       .selectFrom('delivery_attempts')
       .select((eb) => eb.fn.min('started_at').as('at'))
       .executeTakeFirstOrThrow();
@@ -474,9 +363,7 @@ async function run(options: Options, receiver: Receiver, index: number, mode: Mo
         `bare loop ${bareSeconds.toFixed(2)} s = ${fmt(result.bareRate)}/s; ratio ${(result.deliveryRate / result.bareRate).toFixed(2)}`,
     );
     return result;
-  } finally {
-    await bench.drop();
-  }
+  });
 }
 
 async function bareLoop(url: string, bodies: { cargoId: string; body: string }[], inFlight: number): Promise<number> {
@@ -505,34 +392,12 @@ async function bareLoop(url: string, bodies: { cargoId: string; body: string }[]
 // ---------------------------------------------------------------------------------------------
 // Report
 
-function log(line: string): void {
-  process.stderr.write(`${line}\n`);
-}
-
-function fmt(value: number): string {
-  return Math.round(value).toLocaleString('en-US');
-}
-
-function ms(value: number): string {
-  return `${Math.round(value)} ms`;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)] ?? NaN;
-}
-
-function spread(values: number[], format: (v: number) => string): string {
-  if (values.length === 1) return format(values[0] as number);
-  return `${format(median(values))} (runs: ${values.map(format).join(', ')})`;
-}
-
 function report(options: Options, runs: Map<Mode, Run[]>): void {
   const lines = [
     '',
     `bench:webhook  ${new Date().toISOString()}`,
-    `  machine: ${cpus().length} cores (${cpus()[0]?.model.trim()}), ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}`,
-    `  database: ${options.pgUrl ? 'PostgreSQL (fresh schema a run)' : 'SQLite temp file (WAL, synchronous=FULL)'}; ` +
+    machineLine(),
+    `  database: ${databaseKind(options.pgUrl)}; ` +
       `${fmt(options.n)} svc-mock cargo with a callback_url, barge serve --role worker, ${options.perHost} per host`,
   ];
   for (const [mode, list] of runs) {
@@ -558,7 +423,7 @@ function report(options: Options, runs: Map<Mode, Run[]>): void {
         )}, max ${spread(
           list.map((r) => r.latency.max),
           ms,
-        )}  (goal p99 <= ${ms(GOAL_P99_MS)}: ${p99 <= GOAL_P99_MS ? 'met' : 'NOT met'})`,
+        )}  (goal p99 <= ${ms(GOAL_P99_MS)}: ${goal(p99 <= GOAL_P99_MS)})`,
       );
     }
     lines.push(
@@ -566,9 +431,7 @@ function report(options: Options, runs: Map<Mode, Run[]>): void {
         list.map((r) => r.bareRate),
         (v) => `${fmt(v)}/s`,
       )}`,
-      `    ratio delivery / bare: ${spread(ratios, (v) => v.toFixed(2))}  (goal >= ${GOAL_RATIO}: ${
-        median(ratios) >= GOAL_RATIO ? 'met' : 'NOT met'
-      })`,
+      `    ratio delivery / bare: ${spread(ratios, (v) => v.toFixed(2))}  (goal >= ${GOAL_RATIO}: ${goal(median(ratios) >= GOAL_RATIO)})`,
     );
   }
   process.stdout.write(`${lines.join('\n')}\n\n`);
@@ -576,7 +439,7 @@ function report(options: Options, runs: Map<Mode, Run[]>): void {
 
 async function main(): Promise<void> {
   const options = parseOptions();
-  installCleanup(options);
+  installCleanup('bench:webhook', timeLimitMs(options), { onSignal: 'immediate', childTimeoutMs: CHILD_TIMEOUT_MS });
   const receiver = await startReceiver();
   try {
     // Warm the receiver (and this process's client) up before anything is measured.
@@ -596,10 +459,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(),
-  (err: unknown) => {
-    process.stderr.write(`bench:webhook: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exit(1);
-  },
-);
+runMain('bench:webhook', main, 'stack');
