@@ -1,3 +1,4 @@
+import { type DeliveredResult, resultUrl } from '../domain/object-body.js';
 import type { Connection } from '../store/connections.js';
 import type { DueDelivery } from '../store/deliveries.js';
 import { type ConnectionEffect, type DispatchOutcome, failed } from './channel.js';
@@ -58,4 +59,16 @@ export async function deliverThroughConnection(
     statusCode: outcome.statusCode,
     effect: { connectionId: connection.id, to: 'failed', reason: detail, mail },
   });
+}
+
+/** The result a delivery hands over, as the envelope builders take it, with its mailbox address. */
+export function deliveredResult(due: DueDelivery, publicBaseUrl: string): DeliveredResult {
+  return {
+    cargoId: due.cargoId,
+    success: due.success,
+    responseJson: due.response,
+    errorMessage: due.errorMessage,
+    metadataJson: due.metadata,
+    resultUrl: resultUrl(publicBaseUrl, due.cargoId),
+  };
 }

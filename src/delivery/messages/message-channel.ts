@@ -6,11 +6,11 @@ import {
   resolveMessageTarget,
   SEND_ACTIONS,
 } from '../../domain/message-targets.js';
-import { deliveredObjectMetadata, resultUrl } from '../../domain/object-body.js';
+import { deliveredObjectMetadata } from '../../domain/object-body.js';
 import type { DueDelivery } from '../../store/deliveries.js';
 import type { AwsDeliveryDeps } from '../aws/connection-access.js';
 import { type DeliveryChannel, type DeliveryTarget, type DispatchOutcome, failed } from '../channel.js';
-import { deliverThroughConnection, type FindConnection } from '../connection-target.js';
+import { deliveredResult, deliverThroughConnection, type FindConnection } from '../connection-target.js';
 import type { MessageTargetKind } from './message-kind.js';
 import { sendThroughConnection } from './message-send.js';
 
@@ -61,17 +61,7 @@ export class MessageChannel implements DeliveryChannel {
             ]),
       ],
     };
-    const body = targetMessageJson(
-      {
-        cargoId: due.cargoId,
-        success: due.success,
-        responseJson: due.response,
-        errorMessage: due.errorMessage,
-        metadataJson: due.metadata,
-        resultUrl: resultUrl(this.deps.publicBaseUrl, due.cargoId),
-      },
-      INLINE_RESPONSE_MAX_BYTES,
-    );
+    const body = targetMessageJson(deliveredResult(due, this.deps.publicBaseUrl), INLINE_RESPONSE_MAX_BYTES);
     return deliverThroughConnection(this.deps.findConnection, due, target.connection_id, incident, (connection) =>
       sendThroughConnection(this.deps.aws, this.kind, connection, target, resolved, {
         body,

@@ -1,8 +1,8 @@
-import { deliveredObjectJson, deliveredObjectMetadata, resultUrl } from '../../domain/object-body.js';
+import { deliveredObjectJson, deliveredObjectMetadata } from '../../domain/object-body.js';
 import { parseStoredTarget, resultObjectKey } from '../../domain/object-target.js';
 import type { DueDelivery } from '../../store/deliveries.js';
 import { type DeliveryChannel, type DeliveryTarget, type DispatchOutcome, failed } from '../channel.js';
-import { deliverThroughConnection, type FindConnection } from '../connection-target.js';
+import { deliveredResult, deliverThroughConnection, type FindConnection } from '../connection-target.js';
 import type { BucketWriter } from './bucket-writer.js';
 
 export interface ObjectStoreChannelDeps {
@@ -48,14 +48,7 @@ export class ObjectStoreChannel implements DeliveryChannel {
           bucket: target.bucket,
           keyPrefix: target.key_prefix,
           key,
-          body: deliveredObjectJson({
-            cargoId: due.cargoId,
-            success: due.success,
-            responseJson: due.response,
-            errorMessage: due.errorMessage,
-            metadataJson: due.metadata,
-            resultUrl: resultUrl(this.deps.publicBaseUrl, due.cargoId),
-          }),
+          body: deliveredObjectJson(deliveredResult(due, this.deps.publicBaseUrl)),
           metadata: deliveredObjectMetadata(due.cargoId, due.success),
         });
         if (!outcome.ok) return outcome;
