@@ -70,3 +70,16 @@ test('trigger phrases in the last user message fail or expire the request', () =
   });
   assert.equal(earlier.success, true);
 });
+
+test('stop sequences are looked for in the first 64 KiB of the reply only: small, linear work', () => {
+  const long = `${'a'.repeat(70_000)} STOPHERE`;
+  const far = mockRespond('svc-mock', input(long, { stop_sequences: ['STOPHERE'], max_tokens: 100 }));
+  assert.ok(far.success);
+  assert.notEqual(far.response.stop_reason, 'stop_sequence');
+  // 3 MB of prompt and 16 long sequences that almost match everywhere: once cost 36 s on the event loop.
+  const started = Date.now();
+  const sequences = Array.from({ length: 16 }, (_, i) => `${'a'.repeat(250)}b${i}`);
+  const heavy = mockRespond('svc-mock', input('a'.repeat(3_000_000), { stop_sequences: sequences }));
+  assert.ok(heavy.success);
+  assert.ok(Date.now() - started < 5000, `it took ${Date.now() - started} ms`);
+});
