@@ -225,7 +225,7 @@ function databaseUrl(raw: string): string {
     return raw;
   }
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) {
-    throw new ConfigError('BARGE_DATABASE_URL', `must be postgres://... or sqlite:<path>, got '${raw}'`);
+    throw new ConfigError('BARGE_DATABASE_URL', `must be postgres://... or sqlite:<path>, got '${redacted(raw)}'`);
   }
   return `sqlite:${raw}`;
 }
@@ -249,7 +249,7 @@ function endpointUrl(read: (name: string) => string | undefined, name: string): 
   if (raw === undefined) return null;
   const url = httpUrl(raw);
   if (!url || url.search || url.hash || url.username || url.password) {
-    throw new ConfigError(name, `must be an http(s) URL without query or credentials, got '${raw}'`);
+    throw new ConfigError(name, `must be an http(s) URL without query or credentials, got '${redacted(raw)}'`);
   }
   return raw.replace(/\/+$/, '');
 }
@@ -266,7 +266,10 @@ function publicBaseUrl(raw: string | undefined, port: string | undefined): strin
   if (raw === undefined) return `http://localhost:${port ?? '8080'}`;
   const url = httpUrl(raw);
   if (!url || url.search || url.hash) {
-    throw new ConfigError('BARGE_PUBLIC_BASE_URL', `must be an absolute http(s) URL without query, got '${raw}'`);
+    throw new ConfigError(
+      'BARGE_PUBLIC_BASE_URL',
+      `must be an absolute http(s) URL without query, got '${redacted(raw)}'`,
+    );
   }
   return raw.replace(/\/+$/, '');
 }
@@ -286,4 +289,9 @@ function smtpUrl(raw: string | undefined): string | null {
 function mailAddress(raw: string): string {
   if (/^[^<>@\s]+@[^<>@\s]+$/.test(raw) || /^[^<>]*<[^<>@\s]+@[^<>@\s]+>$/.test(raw)) return raw;
   throw new ConfigError('BARGE_SMTP_FROM', `must be an address such as 'barge <barge@example.com>', got '${raw}'`);
+}
+
+/** A URL-valued setting as it may be echoed: user and password (a credential) replaced. */
+function redacted(raw: string): string {
+  return raw.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@]*@/i, '$1***@');
 }

@@ -162,3 +162,15 @@ describe('loadConfig', () => {
     );
   });
 });
+
+test('a URL-valued setting refused is echoed without its credentials', () => {
+  for (const [name, value] of [
+    ['BARGE_DATABASE_URL', 'mysql://u:DBPASSWORD@h/db'],
+    ['BARGE_AWS_S3_ENDPOINT', 'https://AKIA:SECRETINURL@h/'],
+  ] as const) {
+    assert.throws(
+      () => loadConfig({ [name]: value }),
+      (err: Error) => err.message.includes(name) && !/DBPASSWORD|SECRETINURL|AKIA/.test(err.message),
+    );
+  }
+});
