@@ -54,6 +54,22 @@ export function fieldErrors(validation: AjvError[]): FieldError[] {
   return out;
 }
 
+/**
+ * The database is restarting, failing over or out of reach: the request may be retried, so it is
+ * a 503 rather than a 500 (PostgreSQL's admin-shutdown, cannot-connect and connection-failure
+ * classes, a refused or reset socket, a connection the pool found terminated).
+ */
+function isDatabaseUnavailable(error: { code?: string; message?: string }): boolean {
+  const code = error.code ?? '';
+  return (
+    code.startsWith('57P') ||
+    code.startsWith('08') ||
+    code === 'ECONNREFUSED' ||
+    code === 'ECONNRESET' ||
+    /^Connection terminated/.test(error.message ?? '')
+  );
+}
+
 function toApiError(
   error: FastifyError & { validation?: AjvError[] },
   request: FastifyRequest,
@@ -61,6 +77,7 @@ function toApiError(
 ): ApiError | null {
   if (error instanceof ApiError) return error;
   if (error.validation) return errors.invalidBody(fieldErrors(error.validation));
+  if (isDatabaseUnavailable(error)) return errors.databaseUnreachable();
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return errors.bodyTooLarge(bodyLimit);
