@@ -108,6 +108,7 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
       channels: buildChannels(config, packageVersion(), {
         aws: awsDeliveryDeps(config),
         findConnection: (projectId, id) => findProjectConnection(database.read, projectId, id),
+        log: log('delivery'),
       }),
       settings: delivererSettings(config),
       mailer: smtpMailer(config.smtp),

@@ -1,5 +1,6 @@
 import type { Config } from '../config.js';
 import type { MessageTargetType } from '../domain/message-targets.js';
+import type { Logger } from '../ports.js';
 import type { AwsDeliveryDeps } from './aws/connection-access.js';
 import type { DeliveryChannel } from './channel.js';
 import type { FindConnection } from './connection-target.js';
@@ -17,6 +18,7 @@ export interface ChannelDeps {
   /** The AWS side shared by every cloud target: STS, the session cache, pooled sockets. */
   aws: AwsDeliveryDeps;
   findConnection: FindConnection;
+  log: Logger;
 }
 
 /** Every message target kind, by its `callback.type`: a new one is one module and one line here. */
@@ -40,6 +42,7 @@ export function buildChannels(config: Config, version: string, deps: ChannelDeps
     userAgent: `barge/${version} (webhook delivery)`,
     // Receivers check webhook-timestamp against their own clocks: sign with the real time.
     now: () => Date.now(),
+    log: deps.log,
   });
   const objectStore = new ObjectStoreChannel({
     findConnection: deps.findConnection,

@@ -22,3 +22,10 @@ export type IdPrefix = 'crg' | 'prj' | 'key' | 'bat' | 'job' | 'dlv' | 'att' | '
 export function newId(prefix: IdPrefix, now: number = Date.now()): string {
   return `${prefix}_${nextUlid(now).toLowerCase()}`;
 }
+
+const CARGO_ID = /^crg_[0-9a-z]{26}$/;
+
+/** A cargo id's grammar: anything else names no cargo, and is not looked up (a NUL byte is an error in PostgreSQL text). */
+export function isCargoId(value: string): boolean {
+  return CARGO_ID.test(value);
+}

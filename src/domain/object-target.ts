@@ -46,8 +46,10 @@ export function bucketArn(bucket: string): string {
   return `arn:aws:s3:::${bucket}`;
 }
 
-// Letters, digits and S3's "safe characters" (!-_.*'()), plus '/' as the separator.
-const SAFE_PREFIX = /^[A-Za-z0-9!\-_.*'()/]*$/;
+// Letters, digits and S3's "safe characters" without the wildcards (!-_.'()), plus '/' as the
+// separator. `*` and `?` are IAM wildcards: pasted into the session policy's resource they would
+// widen it past the agreed prefix.
+const SAFE_PREFIX = /^[A-Za-z0-9!\-_.'()/]*$/;
 
 /**
  * Why a key prefix is refused (submit answers 422 invalid_key_prefix), or null when it is fine.
@@ -56,11 +58,13 @@ const SAFE_PREFIX = /^[A-Za-z0-9!\-_.*'()/]*$/;
 export function keyPrefixProblem(prefix: string): string | null {
   if (prefix === '') return null;
   if (!SAFE_PREFIX.test(prefix)) {
-    return "may contain only letters, digits, '/' and the characters ! - _ . * ' ( )";
+    return "may contain only letters, digits, '/' and the characters ! - _ . ' ( ) (no * or ?)";
   }
   if (prefix.startsWith('/')) return "must not start with '/'";
   if (!prefix.endsWith('/')) return "must end with '/'";
-  if (prefix.split('/').includes('..')) return "must not contain a '..' segment";
+  const segments = prefix.slice(0, -1).split('/');
+  if (segments.includes('..') || segments.includes('.')) return "must not contain a '.' or '..' segment";
+  if (segments.includes('')) return 'must not contain an empty segment (//)';
   if (Buffer.byteLength(prefix) > KEY_PREFIX_MAX_BYTES) {
     return `must be at most ${KEY_PREFIX_MAX_BYTES} bytes, so the object key stays within 1024 bytes`;
   }

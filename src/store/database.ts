@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
@@ -56,7 +56,12 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
 const SQLITE_PRAGMAS = ['journal_mode = WAL', 'synchronous = FULL', 'busy_timeout = 5000', 'foreign_keys = ON'];
 
 function openSqlite(path: string, writeThread: boolean): Database {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:') {
+    // The file holds prompts, results, callback URLs and signing secrets: only its owner may read
+    // it. SQLite gives the -wal and -shm files the database file's mode.
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    if (!existsSync(path)) closeSync(openSync(path, 'a', 0o600));
+  }
   const sqlite = new SqliteDatabase(path);
   for (const pragma of SQLITE_PRAGMAS) sqlite.pragma(pragma);
   const read = new Kysely<Schema>({ dialect: new SqliteDialect({ database: sqlite }) });

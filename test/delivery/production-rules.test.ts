@@ -70,9 +70,13 @@ for (const backend of await backends()) {
           assert.equal(attempts.length, 1, `${targets[i]}: ${JSON.stringify(attempts)}`);
           assert.equal(attempts[0]?.error_class, 'blocked_address', `${targets[i]}: ${attempts[0]?.error_detail}`);
           assert.equal(attempts[0]?.status_code, null);
-          assert.match(attempts[0]?.error_detail ?? '', /private or reserved address/);
+          assert.match(attempts[0]?.error_detail ?? '', /private or reserved address|non-public address/);
           assert.equal(await cargoStatus(db.database, id), 'callback_failed');
         }
+        // The tenant learns that localhost is not public, not which address it resolves to.
+        const named = (await attemptsOfCargo(db.database, ids[0] as string))[0]?.error_detail ?? '';
+        assert.match(named, /^localhost resolves to a non-public address/);
+        assert.doesNotMatch(named, /127\.0\.0\.1|::1/);
         assert.equal(receiver.connections, 0, 'the receiver was contacted');
         assert.equal(receiver.received.length, 0);
       } finally {

@@ -21,8 +21,8 @@ describe('key prefix rules', () => {
     assert.equal(verificationObjectKey('a/b/'), 'a/b/svc-verify.json');
   });
 
-  test("accepted: letters, digits and !-_.*'() with / separators, ending in /", () => {
-    for (const prefix of ['a/', 'A9/', "!-_.*'()/", 'x/y/z/', '.hidden/', 'a..b/', '...a/']) {
+  test("accepted: letters, digits and !-_.'() with / separators, ending in /", () => {
+    for (const prefix of ['a/', 'A9/', "!-_.'()/", 'x/y/z/', '.hidden/', 'a..b/', '...a/']) {
       assert.equal(keyPrefixProblem(prefix), null, prefix);
     }
   });
@@ -40,6 +40,12 @@ describe('key prefix rules', () => {
       ['a&b/', /may contain only/],
       ['a$/', /may contain only/],
       ['a{}/', /may contain only/],
+      // IAM wildcards would widen the session policy past the prefix.
+      ['*/', /may contain only/],
+      ['a?/', /may contain only/],
+      ['./', /'\.' or '\.\.' segment/],
+      ['a/./', /'\.' or '\.\.' segment/],
+      ['a//', /empty segment/],
       [`${'x'.repeat(989)}/`, /at most 989 bytes/],
     ];
     for (const [prefix, reason] of cases) assert.match(keyPrefixProblem(prefix) ?? '', reason, JSON.stringify(prefix));

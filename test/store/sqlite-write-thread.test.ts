@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -147,4 +147,18 @@ describe('SQLite write thread', () => {
     await reopened.close();
     rmSync(dir2, { recursive: true, force: true });
   });
+});
+
+test('a new SQLite database is readable by its owner only: 0600 files in a 0700 directory', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'barge-modes-'));
+  const path = join(dir, 'data', 'barge.sqlite');
+  const database = openDatabase(`sqlite:${path}`);
+  try {
+    await migrate(database);
+    assert.equal(statSync(join(dir, 'data')).mode & 0o777, 0o700);
+    for (const file of [path, `${path}-wal`]) assert.equal(statSync(file).mode & 0o777, 0o600, file);
+  } finally {
+    await database.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -3,12 +3,18 @@ import { isIP, type LookupFunction } from 'node:net';
 import { Agent } from 'undici';
 import { isBlockedAddress } from '../../domain/address-policy.js';
 
+/**
+ * The host resolved to a private or reserved address. The message, which the tenant sees in
+ * tracking, does not say which: that would map the operator's internal names to addresses. The
+ * address is kept for the operator's log.
+ */
 export class BlockedAddressError extends Error {
   readonly code = 'EBLOCKEDADDRESS';
-  constructor(host: string, address: string) {
-    super(
-      `${host} resolves to ${address}, a private or reserved address; production deliveries only go to public addresses`,
-    );
+  constructor(
+    host: string,
+    readonly address: string,
+  ) {
+    super(`${host} resolves to a non-public address; production deliveries only go to public addresses`);
     this.name = 'BlockedAddressError';
   }
 }

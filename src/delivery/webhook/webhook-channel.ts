@@ -1,8 +1,9 @@
 import { type Agent, request } from 'undici';
 import { webhookPayloadJson } from '../../domain/envelope.js';
+import type { Logger } from '../../ports.js';
 import type { DueDelivery } from '../../store/deliveries.js';
 import { type DeliveryChannel, type DeliveryTarget, type DispatchOutcome, failed } from '../channel.js';
-import { blockedLiteral } from './http-client.js';
+import { BlockedAddressError, blockedLiteral } from './http-client.js';
 import { signWebhook } from './signature.js';
 
 const EXCERPT_BYTES = 512;
@@ -13,6 +14,8 @@ export interface WebhookChannelOptions {
   blockPrivateAddresses: boolean;
   userAgent: string;
   now: () => number;
+  /** The operator's log: what the tenant must not see (the address a refused host resolved to). */
+  log: Logger;
 }
 
 /**
@@ -88,6 +91,13 @@ export class WebhookChannel implements DeliveryChannel {
         retryable: true,
       };
     } catch (err) {
+      const blocked = [err, (err as { cause?: unknown }).cause].find((e) => e instanceof BlockedAddressError);
+      if (blocked instanceof BlockedAddressError) {
+        this.options.log.warn(
+          { delivery: due.delivery.id, host: url.hostname, address: blocked.address },
+          'webhook host resolves to a non-public address',
+        );
+      }
       return classifyError(err, this.options.timeoutMs);
     }
   }

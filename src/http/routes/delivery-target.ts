@@ -36,7 +36,7 @@ const ObjectStoreCallback = Type.Object(
       Type.String({
         maxLength: 1024,
         description:
-          'Default `convoy/`; `""` is the bucket root. Otherwise it ends with `/`, does not start with `/`, has no `..` segment and uses only letters, digits, `/` and `!-_.*\'()`.',
+          'Default `convoy/`; `""` is the bucket root. Otherwise it ends with `/`, does not start with `/`, has no `.`, `..` or empty segment and uses only letters, digits, `/` and `!-_.\'()` (no `*` or `?`).',
       }),
     ),
   },

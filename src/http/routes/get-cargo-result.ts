@@ -1,6 +1,7 @@
 import { type Static, Type } from 'typebox';
 import { mailboxEnvelopeJson } from '../../domain/envelope.js';
 import { errors } from '../../domain/errors.js';
+import { isCargoId } from '../../domain/ids.js';
 import { hasResult } from '../../domain/lifecycle.js';
 import { findCargoForProject } from '../../store/cargo.js';
 import { authOf } from '../auth.js';
@@ -91,6 +92,7 @@ export function registerGetCargoResult(app: CargoScope, deps: CargoRouteDeps): v
     },
     async (request, reply) => {
       const { cargo_id } = request.params;
+      if (!isCargoId(cargo_id)) throw errors.cargoNotFound();
       const cargo = await findCargoForProject(deps.database.read, authOf(request).projectId, cargo_id);
       if (!cargo) throw errors.cargoNotFound();
       if (!hasResult(cargo.status) || !cargo.result) throw errors.resultNotReady(cargo.id, cargo.status);
