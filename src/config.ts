@@ -99,9 +99,11 @@ export function loadConfig(source: Env = process.env): Config {
     return value === undefined || value.trim() === '' ? undefined : value.trim();
   };
   const env = oneOf(read, 'BARGE_ENV', ['development', 'production'], 'development');
+  const host = hostName(read('HOST') ?? (env === 'development' ? '127.0.0.1' : '0.0.0.0'));
   return {
     env,
-    host: hostName(read('HOST') ?? '0.0.0.0'),
+    // Development listens on loopback unless told otherwise: its conveniences are for this machine.
+    host,
     port: integer(read, 'PORT', 8080, 0, 65535),
     databaseUrl: databaseUrl(read('BARGE_DATABASE_URL') ?? 'sqlite:./data/barge.sqlite'),
     bodyLimitBytes: integer(read, 'BARGE_BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024, 1024 ** 3),
@@ -114,7 +116,9 @@ export function loadConfig(source: Env = process.env): Config {
     },
     commitIntervalMs: integer(read, 'BARGE_COMMIT_INTERVAL_MS', 1, 0, 1000),
     keyCacheTtlMs: integer(read, 'BARGE_KEY_CACHE_TTL_MS', 10_000, 0, 3_600_000),
-    allowPrivateCallbacks: boolean(read, 'BARGE_ALLOW_PRIVATE_CALLBACKS', env === 'development'),
+    // Private and http callbacks let a tenant reach the operator's network: the default allows
+    // them only in development on loopback; anything else needs BARGE_ALLOW_PRIVATE_CALLBACKS=true.
+    allowPrivateCallbacks: boolean(read, 'BARGE_ALLOW_PRIVATE_CALLBACKS', env === 'development' && isLoopback(host)),
     pipeline: {
       batchMaxSize: integer(read, 'BARGE_BATCH_MAX_SIZE', 10_000, 1, 100_000),
       batchMaxWaitMs:
@@ -294,4 +298,8 @@ function mailAddress(raw: string): string {
 /** A URL-valued setting as it may be echoed: user and password (a credential) replaced. */
 function redacted(raw: string): string {
   return raw.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@]*@/i, '$1***@');
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }

@@ -1,3 +1,5 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import type { Config } from './config.js';
@@ -46,7 +48,7 @@ export interface ServiceDeps {
   startWorkers?: boolean;
   /** The longest a worker loop sleeps without a wake-up. */
   idleMaxMs?: number;
-  /** Where the first-start message with the development key goes. */
+  /** Where the first-start message with the development key goes (firstStartKeyAnnouncer). */
   announce?: (text: string) => void;
 }
 
@@ -227,7 +229,26 @@ async function closeApp(app: FastifyInstance): Promise<void> {
 }
 
 /**
- * First start on an empty database in development: a `default` project and one key, printed once,
+ * Where the development key of a first start goes: to the terminal when one is watching, and
+ * otherwise to a file only its owner may read (beside the SQLite file, or in ./data), never into
+ * stdout or stderr that a log pipeline collects. A line says where it went.
+ */
+export function firstStartKeyAnnouncer(config: Config, options: { terminal: boolean }): (text: string) => void {
+  if (options.terminal) return (text) => process.stdout.write(text);
+  return (text) => {
+    const sqlite = config.databaseUrl.startsWith('sqlite:') ? config.databaseUrl.slice('sqlite:'.length) : null;
+    const dir = sqlite && sqlite !== ':memory:' ? dirname(sqlite) : './data';
+    const path = join(dir, 'first-start-key.txt');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    writeFileSync(path, text, { mode: 0o600 });
+    process.stderr.write(
+      `barge: first start: created project 'default'; its API key is in ${path} (readable by you only)\n`,
+    );
+  };
+}
+
+/**
+ * First start on an empty database in development: a `default` project and one key, shown once,
  * so a new user can call the API right away.
  */
 async function createDevelopmentProject(

@@ -28,11 +28,13 @@ program
     try {
       const config = loadConfig();
       if (opts.port !== undefined) config.port = opts.port;
-      // With --json, stdout carries only JSON: the first-start key message goes to stderr.
-      const announce = out.json ? (text: string) => process.stderr.write(text) : undefined;
       // Loaded here, not at the top: the HTTP stack would add ~0.3 s to every admin command.
-      const { createService } = await import('../service.js');
-      const service = await createService({ config, role: opts.role, ...(announce ? { announce } : {}) });
+      const { createService, firstStartKeyAnnouncer } = await import('../service.js');
+      const service = await createService({
+        config,
+        role: opts.role,
+        announce: firstStartKeyAnnouncer(config, { terminal: process.stdout.isTTY === true && !out.json }),
+      });
       const stop = (signal: string) => {
         service.app?.log.info({ signal }, 'shutting down');
         service.close().then(

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -323,12 +323,18 @@ describe('barge serve, development first start', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  test('an empty SQLite file gets a default project and a printed key that works; SIGTERM exits 0', async () => {
+  test('an empty SQLite file gets a default project and a key, kept in a 0600 file, that works; SIGTERM exits 0', async () => {
     const url = `sqlite:${join(dir, 'first.sqlite')}`;
     const first = await serve(url, []);
+    const keyFile = join(dir, 'first-start-key.txt');
     try {
-      const key = first.stdout.match(KEY)?.[0];
-      assert.ok(key, `a key is printed on first start:\n${first.stdout}`);
+      // No terminal is watching: the key goes to a file only its owner may read, never to the logs.
+      assert.doesNotMatch(first.stdout, KEY);
+      assert.doesNotMatch(first.stderr(), KEY);
+      assert.match(first.stderr(), new RegExp(`its API key is in ${keyFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+      assert.equal(statSync(keyFile).mode & 0o777, 0o600);
+      const key = readFileSync(keyFile, 'utf8').match(KEY)?.[0];
+      assert.ok(key, 'the file holds the key');
       const res = await fetch(`${first.url}/cargo/load`, {
         method: 'POST',
         headers: { 'x-api-key': key, 'content-type': 'application/json' },
@@ -353,15 +359,18 @@ describe('barge serve, development first start', () => {
     );
   });
 
-  test('serve --json keeps stdout JSON: the first-start key goes to stderr', async () => {
-    const started = await serve(`sqlite:${join(dir, 'json.sqlite')}`, ['--json']);
+  test('serve --json keeps stdout JSON, and the first-start key out of both streams', async () => {
+    const jsonDir = mkdtempSync(join(tmpdir(), 'barge-serve-json-'));
+    const started = await serve(`sqlite:${join(jsonDir, 'json.sqlite')}`, ['--json']);
     try {
       const summary = JSON.parse(started.stdout.split('\n')[0] as string);
       assert.deepEqual(summary, { role: 'all', url: started.url });
       assert.doesNotMatch(started.stdout, KEY);
-      assert.match(started.stderr(), KEY);
+      assert.doesNotMatch(started.stderr(), KEY);
+      assert.match(readFileSync(join(jsonDir, 'first-start-key.txt'), 'utf8'), KEY);
     } finally {
       assert.equal(await stop(started.child), 0);
+      rmSync(jsonDir, { recursive: true, force: true });
     }
   });
 });

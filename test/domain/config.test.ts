@@ -110,7 +110,8 @@ describe('loadConfig', () => {
   test('defaults', () => {
     const config = loadConfig({});
     assert.equal(config.env, 'development');
-    assert.equal(config.host, '0.0.0.0');
+    assert.equal(config.host, '127.0.0.1', 'development listens on loopback');
+    assert.equal(loadConfig({ BARGE_ENV: 'production' }).host, '0.0.0.0');
     assert.equal(config.port, 8080);
     assert.equal(config.databaseUrl, 'sqlite:./data/barge.sqlite');
     assert.equal(config.bodyLimitBytes, 10 * 1024 * 1024);
@@ -118,7 +119,13 @@ describe('loadConfig', () => {
     assert.deepEqual(config.rateLimit, { max: 6000, windowMs: 60_000 });
     assert.equal(config.commitIntervalMs, 1);
     assert.equal(config.keyCacheTtlMs, 10_000);
-    assert.equal(config.allowPrivateCallbacks, true, 'development allows plain-http callbacks');
+    assert.equal(config.allowPrivateCallbacks, true, 'development on loopback allows plain-http callbacks');
+    assert.equal(
+      loadConfig({ HOST: '0.0.0.0' }).allowPrivateCallbacks,
+      false,
+      'development reachable from the network does not, unless asked',
+    );
+    assert.equal(loadConfig({ HOST: '0.0.0.0', BARGE_ALLOW_PRIVATE_CALLBACKS: 'true' }).allowPrivateCallbacks, true);
     assert.equal(loadConfig({ BARGE_ENV: 'production' }).allowPrivateCallbacks, false, 'production does not');
     assert.equal(
       loadConfig({ BARGE_ENV: 'production', BARGE_ALLOW_PRIVATE_CALLBACKS: 'true' }).allowPrivateCallbacks,
