@@ -34,8 +34,12 @@ const AUTH_CONTEXT = Symbol('barge.authContext');
  */
 export function requireApiKey(scope: FastifyInstance, authenticator: Authenticator): void {
   scope.decorateRequest(AUTH_CONTEXT, null);
-  scope.addHook('onRequest', async (request) => {
-    request.setDecorator<AuthContext>(AUTH_CONTEXT, await authenticator.authenticate(request.headers['x-api-key']));
+  scope.addHook('onRequest', async (request, reply) => {
+    const auth = await authenticator.authenticate(request.headers['x-api-key']);
+    request.setDecorator<AuthContext>(AUTH_CONTEXT, auth);
+    // The audit trail: every log line of the request, "request completed" included, names the
+    // project and the key's id (never the key itself).
+    request.log = reply.log = request.log.child({ project: auth.projectSlug, key: auth.keyId });
   });
 }
 

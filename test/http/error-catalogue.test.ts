@@ -225,6 +225,18 @@ for (const backend of await backends()) {
       }
     });
 
+    test('an authenticated request is logged with its project and key id (an audit trail), never the key', async () => {
+      const { key, keyId, slug } = await createProjectWithKey(db.database);
+      const { line } = await send({
+        method: 'GET',
+        url: `/cargo/crg_${'0'.repeat(26)}/tracking`,
+        headers: { 'x-api-key': key },
+      });
+      assert.equal(line.project, slug);
+      assert.equal(line.key, keyId);
+      assert.ok(!JSON.stringify(log.lines).includes(key), 'the key itself is never logged');
+    });
+
     test('a cargo without a result is answered the catalogue 409, and logged result_not_ready', async () => {
       const { key } = await createProjectWithKey(db.database);
       const loaded = await send({
