@@ -17,6 +17,8 @@ export interface Config {
   requestTimeoutMs: number;
   /** Connections the API holds open at once; more are refused at accept (slow-client floods). */
   maxConnections: number;
+  /** Bytes of request bodies held at once; a body past it is answered 503 with Retry-After. */
+  inFlightBodyBytes: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   rateLimit: { max: number; windowMs: number };
   /** How often the group-commit writer flushes queued submissions, at most. */
@@ -109,6 +111,7 @@ export function loadConfig(source: Env = process.env): Config {
     bodyLimitBytes: integer(read, 'BARGE_BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024, 1024 ** 3),
     requestTimeoutMs: integer(read, 'BARGE_REQUEST_TIMEOUT_MS', 60_000, 1000, 3_600_000),
     maxConnections: integer(read, 'BARGE_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
+    inFlightBodyBytes: integer(read, 'BARGE_INFLIGHT_BODY_BYTES', 128 * 1024 * 1024, 1024, 64 * 1024 ** 3),
     logLevel: oneOf(read, 'BARGE_LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     rateLimit: {
       max: integer(read, 'BARGE_RATE_LIMIT_MAX', 6000, 1, 1e9),

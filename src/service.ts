@@ -15,7 +15,7 @@ import { type Metrics, noMetrics } from './ports.js';
 import type { Provider } from './providers/provider.js';
 import { buildProviders, defaultModelRouter } from './providers/registry.js';
 import { createApiKey } from './store/api-keys.js';
-import { insertCargo, type NewCargo } from './store/cargo.js';
+import { cargoRowBytes, insertCargo, type NewCargo } from './store/cargo.js';
 import { findProjectConnection } from './store/connections.js';
 import { type Database, openDatabase } from './store/database.js';
 import { GroupCommitWriter } from './store/group-commit.js';
@@ -168,7 +168,8 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
         await notifyNewCargo(database);
         pipeline?.wake();
       },
-      { intervalMs: config.commitIntervalMs, maxRows: 5000 },
+      // Bounded by bytes too: a group of large bodies stays one modest transaction (and statement).
+      { intervalMs: config.commitIntervalMs, maxRows: 5000, maxBytes: 32 * 1024 * 1024, rowBytes: cargoRowBytes },
     );
     writer = cargoWriter;
     app = await buildApp({

@@ -144,6 +144,11 @@ export const errors = {
 
   // The server's side.
   databaseUnreachable: () => new ApiError('database_unreachable', 503, 'Database is not reachable.'),
+  /** Request bodies in flight have reached their byte budget: try again in a moment. */
+  serverBusy: (retryAfterSeconds: number) =>
+    new ApiError('server_busy', 503, 'The service is receiving as much as it can hold; retry shortly.', {
+      headers: { 'retry-after': String(retryAfterSeconds) },
+    }),
   /** A bug: logged in full, answered with the request id and never a stack trace. */
   internalError: (requestId: string) => new ApiError('internal_error', 500, 'Internal server error', { requestId }),
 };

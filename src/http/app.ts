@@ -94,6 +94,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       onTouchError: (err) => app.log.warn({ err }, 'could not record last_used_at'),
     }),
     database: deps.database,
+    bodies: { budgetBytes: config.inFlightBodyBytes, bodyLimit: config.bodyLimitBytes },
     rateLimit: {
       db: deps.database.write,
       clock: deps.clock,

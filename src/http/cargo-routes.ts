@@ -8,6 +8,7 @@ import type {
 } from 'fastify';
 import type { Database } from '../store/database.js';
 import { type Authenticator, authOf, requireApiKey } from './auth.js';
+import { limitBodiesInFlight } from './body-budget.js';
 import { type RateLimitOptions, registerRateLimit } from './rate-limit.js';
 import { registerGetCargoResult } from './routes/get-cargo-result.js';
 import { type LoadCargoDeps, registerLoadCargo } from './routes/load-cargo.js';
@@ -28,6 +29,8 @@ export type CargoScope = FastifyInstance<
 
 export interface CargoRoutesOptions {
   authenticator: Authenticator;
+  /** Bytes of request bodies held at once (body-budget.ts), and the largest one body may be. */
+  bodies: { budgetBytes: number; bodyLimit: number };
   database: Database;
   rateLimit: Omit<RateLimitOptions, 'projectOf'>;
   loadCargo: LoadCargoDeps;
@@ -44,6 +47,7 @@ export const cargoRoutes: FastifyPluginAsyncTypebox<CargoRoutesOptions> = async 
   requireApiKey(scope, options.authenticator);
   await registerRateLimit(scope, { ...options.rateLimit, projectOf: authOf });
   scope.addHook('onRequest', scope.rateLimit());
+  limitBodiesInFlight(scope, options.bodies);
 
   registerLoadCargo(scope, options.loadCargo);
   registerTrackCargo(scope, { database: options.database });

@@ -4,22 +4,52 @@
  * while throughput grows with concurrency instead of being capped at one fsync per request.
  */
 export class GroupCommitWriter<Row> {
-  private queue: { row: Row; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  private queue: { row: Row; bytes: number; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  private queuedBytes = 0;
   private flushing: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
 
   constructor(
     private readonly commit: (rows: Row[]) => Promise<void>,
-    private readonly options: { intervalMs: number; maxRows: number },
+    private readonly options: {
+      intervalMs: number;
+      maxRows: number;
+      /** A group is also closed at this many bytes (rowBytes), so one commit stays a bounded size. */
+      maxBytes?: number;
+      rowBytes?: (row: Row) => number;
+    },
   ) {}
 
   write(row: Row): Promise<void> {
     if (this.closed) return Promise.reject(new Error('writer is closed'));
     return new Promise((resolve, reject) => {
-      this.queue.push({ row, resolve, reject });
+      const bytes = this.options.rowBytes?.(row) ?? 0;
+      this.queue.push({ row, bytes, resolve, reject });
+      this.queuedBytes += bytes;
       this.schedule();
     });
+  }
+
+  private full(): boolean {
+    return (
+      this.queue.length >= this.options.maxRows ||
+      (this.options.maxBytes !== undefined && this.queuedBytes >= this.options.maxBytes)
+    );
+  }
+
+  /** The next group: at most maxRows rows and maxBytes bytes (one larger row goes alone). */
+  private takeGroup(): typeof this.queue {
+    let count = 0;
+    let bytes = 0;
+    const maxBytes = this.options.maxBytes ?? Number.POSITIVE_INFINITY;
+    for (const item of this.queue) {
+      if (count >= this.options.maxRows || (count > 0 && bytes + item.bytes > maxBytes)) break;
+      count++;
+      bytes += item.bytes;
+    }
+    this.queuedBytes -= bytes;
+    return this.queue.splice(0, count);
   }
 
   /** Commits what is queued and refuses new rows. */
@@ -34,7 +64,7 @@ export class GroupCommitWriter<Row> {
 
   private schedule(): void {
     if (this.flushing || this.timer) return;
-    if (this.queue.length >= this.options.maxRows) {
+    if (this.full()) {
       void this.flush();
       return;
     }
@@ -45,14 +75,14 @@ export class GroupCommitWriter<Row> {
     }, this.options.intervalMs);
   }
 
-  private async commitEach(group: { row: Row; resolve: () => void; reject: (err: unknown) => void }[]): Promise<void> {
+  private async commitEach(group: typeof this.queue): Promise<void> {
     for (const w of group) {
       await this.commit([w.row]).then(w.resolve, w.reject);
     }
   }
 
   private flush(): Promise<void> {
-    const group = this.queue.splice(0, this.options.maxRows);
+    const group = this.takeGroup();
     this.flushing = this.commit(group.map((w) => w.row)).then(
       () => {
         for (const w of group) w.resolve();

@@ -51,6 +51,7 @@ const ENTRIES: { [K in keyof Catalogue]: { code: string; args: Parameters<Catalo
   requestTimeout: { code: 'request_timeout', args: [] },
   requestRejected: { code: 'request_rejected', args: [400, 'FST_ERR_SOMETHING'] },
   databaseUnreachable: { code: 'database_unreachable', args: [] },
+  serverBusy: { code: 'server_busy', args: [1] },
   internalError: { code: 'internal_error', args: ['6f1c0b7e-8d4e-4a4b-9d0e-3f1f2a3b4c5d'] },
 };
 

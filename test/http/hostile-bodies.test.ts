@@ -151,3 +151,55 @@ for (const backend of (await backends()).filter((b) => b.name === 'sqlite-memory
     });
   });
 }
+
+for (const backend of (await backends()).filter((b) => b.name !== 'sqlite-memory')) {
+  describe(`a burst of large bodies on ${backend.name}`, () => {
+    let db: TestDatabase;
+    let app: TestApp;
+    let key: string;
+    before(async () => {
+      db = await backend.create();
+      // Room for about three 4 MB bodies at once.
+      app = await startTestApp(db.database, { config: { inFlightBodyBytes: 12 * 1024 * 1024 } });
+      key = (await createProjectWithKey(db.database)).key;
+    });
+    after(async () => {
+      await app.close();
+      await db.drop();
+    });
+
+    test('bodies past the in-flight budget get 503 with Retry-After; the rest are stored; the process lives', async () => {
+      const body = JSON.stringify({
+        params: { model: 'svc-mock', system: 'x'.repeat(4 * 1024 * 1024), messages: [{ role: 'user', content: 'hi' }] },
+      });
+      const answers = await Promise.all(
+        Array.from({ length: 24 }, () =>
+          fetch(`${app.url}/cargo/load`, {
+            method: 'POST',
+            headers: { 'x-api-key': key, 'content-type': 'application/json' },
+            body,
+          }).then(async (res) => ({
+            status: res.status,
+            retryAfter: res.headers.get('retry-after'),
+            text: await res.text(),
+          })),
+        ),
+      );
+      const busy = answers.filter((a) => a.status === 503);
+      const stored = answers.filter((a) => a.status === 200);
+      assert.equal(busy.length + stored.length, answers.length, JSON.stringify(answers.map((a) => a.status)));
+      assert.ok(stored.length >= 1, 'some are stored');
+      assert.ok(busy.length >= 1, 'some are turned away rather than held');
+      for (const a of busy) {
+        assert.equal(a.retryAfter, '1');
+        assert.match(JSON.parse(a.text).detail, /retry shortly/);
+      }
+      // And the service answers normally afterwards: the budget was given back.
+      const after = await app.request('POST', '/cargo/load', {
+        key,
+        body: { params: { model: 'svc-mock', messages: [{ role: 'user', content: 'hi' }] } },
+      });
+      assert.equal(after.status, 200, after.text);
+    });
+  });
+}

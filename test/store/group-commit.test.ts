@@ -73,3 +73,17 @@ test('close commits what is queued and refuses new writes', async () => {
   assert.deepEqual(stored, [1, 2]);
   await assert.rejects(writer.write(3), /closed/);
 });
+
+test('groups are capped by bytes too; a row larger than the cap goes alone', async () => {
+  const groups: number[][] = [];
+  const writer = new GroupCommitWriter<number>(
+    async (rows) => {
+      groups.push(rows);
+    },
+    { intervalMs: 1, maxRows: 100, maxBytes: 10, rowBytes: (row) => row },
+  );
+  // Sizes 4, 4, 4, 25, 3, 3: the 10-byte cap closes each group before it would pass it.
+  await Promise.all([4, 4, 4, 25, 3, 3].map((n) => writer.write(n)));
+  assert.deepEqual(groups, [[4, 4], [4], [25], [3, 3]]);
+  await writer.close();
+});
