@@ -10,7 +10,7 @@ import { messageSessionPolicyJson } from '../../domain/session-policy.js';
 import { applyConnectionEffect, type Connection, claimCheckSlot } from '../../store/connections.js';
 import type { Database } from '../../store/database.js';
 import { type AwsDeliveryDeps, connectionCredentials } from '../aws/connection-access.js';
-import type { CapabilityResult } from '../object-store/capability-check.js';
+import { accessResult, type CapabilityResult } from '../capability.js';
 import type { MessageTargetKind } from './message-kind.js';
 import { sendThroughConnection } from './message-send.js';
 
@@ -57,7 +57,10 @@ export async function checkMessageTarget(
       deps.aws.now() + timeoutMs,
     );
     return report(
-      accessResult(connection, access.ok ? null : `${access.failure.errorClass}: ${access.failure.detail}`),
+      accessResult(
+        connection,
+        access.ok ? access : { ok: false, detail: `${access.failure.errorClass}: ${access.failure.detail}` },
+      ),
       { status: 'skipped', detail: 'not probed (--role-only)' },
     );
   }
@@ -73,30 +76,22 @@ export async function checkMessageTarget(
   });
   let result: MessageCheckReport;
   if (sent.ok) {
-    result = report(accessResult(connection, null), {
+    result = report(accessResult(connection, { ok: true }), {
       status: 'ok',
       detail: `${SEND_ACTIONS[kind.type]} on ${resolved.arn}: ${sent.excerpt}`,
     });
   } else if (sent.stage === 'access') {
-    result = report(accessResult(connection, `${sent.errorClass}: ${sent.detail}`), {
+    result = report(accessResult(connection, { ok: false, detail: `${sent.errorClass}: ${sent.detail}` }), {
       status: 'skipped',
       detail: 'not probed: no access',
     });
   } else {
-    result = report(accessResult(connection, null), { status: 'failed', detail: `${sent.errorClass}: ${sent.detail}` });
+    result = report(accessResult(connection, { ok: true }), {
+      status: 'failed',
+      detail: `${sent.errorClass}: ${sent.detail}`,
+    });
   }
   if (result.ok)
     await applyConnectionEffect(deps.database.write, { connectionId: connection.id, to: 'active' }, deps.clock.now());
   return result;
-}
-
-function accessResult(connection: Connection, failure: string | null): CapabilityResult {
-  if (connection.roleArn === null) {
-    return failure === null
-      ? { status: 'skipped', detail: 'static credentials: no role to assume' }
-      : { status: 'failed', detail: failure };
-  }
-  return failure === null
-    ? { status: 'ok', detail: `assumed ${connection.roleArn} with the external id` }
-    : { status: 'failed', detail: failure };
 }

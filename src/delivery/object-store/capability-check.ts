@@ -3,14 +3,10 @@ import { VERIFICATION_BODY } from '../../domain/object-body.js';
 import { verificationObjectKey } from '../../domain/object-target.js';
 import { applyConnectionEffect, type Connection, claimCheckSlot } from '../../store/connections.js';
 import type { Database } from '../../store/database.js';
+import { accessResult, type CapabilityResult } from '../capability.js';
 import type { BucketWriter } from './bucket-writer.js';
 
-export type CapabilityStatus = 'ok' | 'failed' | 'skipped' | 'not_used';
-
-export interface CapabilityResult {
-  status: CapabilityStatus;
-  detail: string;
-}
+export type { CapabilityResult } from '../capability.js';
 
 export interface CheckReport {
   connectionId: string;
@@ -95,17 +91,6 @@ function report(
 ): CheckReport {
   const ok = Object.values(capabilities).every((c) => c.status !== 'failed');
   return { connectionId: connection.id, bucket, key, ok, capabilities };
-}
-
-function accessResult(connection: Connection, access: { ok: true } | { ok: false; detail: string }): CapabilityResult {
-  if (connection.roleArn === null) {
-    return access.ok
-      ? { status: 'skipped', detail: 'static credentials: no role to assume' }
-      : { status: 'failed', detail: access.detail };
-  }
-  return access.ok
-    ? { status: 'ok', detail: `assumed ${connection.roleArn} with the external id` }
-    : { status: 'failed', detail: access.detail };
 }
 
 function encryptionResult(algorithm: string | null, kmsKeyId: string | null): CapabilityResult {
