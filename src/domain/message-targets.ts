@@ -103,7 +103,7 @@ export function parseEventBusArn(arn: string): ResolvedTarget | { problem: strin
 }
 
 /** EventBridge's DetailType: 1 to 128 characters, no control characters. */
-export function detailTypeProblem(detailType: string): string | null {
+function detailTypeProblem(detailType: string): string | null {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this looks for
   if (detailType.length < 1 || detailType.length > 128 || /[\u0000-\u001f\u007f]/.test(detailType)) {
     return 'must be 1 to 128 characters without control characters';

@@ -1,7 +1,8 @@
-import { type Kysely, type Selectable, sql } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import { movableFrom } from '../domain/lifecycle.js';
 import { chunks } from './chunks.js';
 import type { Database } from './database.js';
+import { nextDueAt } from './leases.js';
 import type { BatchesTable, BatchStatus, Schema } from './schema.js';
 
 export interface PendingGroup {
@@ -198,19 +199,8 @@ export async function claimDueBatches(
 }
 
 /** The earliest time any unended batch needs attention (a due check or a lapsing lease). */
-export async function nextBatchCheckAt(db: Kysely<Schema>): Promise<number | null> {
-  const row = await db
-    .selectFrom('batches')
-    .select(
-      sql<
-        number | null
-      >`min(case when locked_until is not null and locked_until > next_check_at then locked_until else next_check_at end)`.as(
-        'at',
-      ),
-    )
-    .where('status', '<>', 'ended')
-    .executeTakeFirst();
-  return row?.at == null ? null : Number(row.at);
+export function nextBatchCheckAt(db: Kysely<Schema>): Promise<number | null> {
+  return nextDueAt(db, 'batches', { statusNot: 'ended' });
 }
 
 /** Extends a lease the worker still holds; false if it was lost. */

@@ -4,6 +4,7 @@ import { type CargoStatus, movableFrom } from '../domain/lifecycle.js';
 import { storedCallbackType } from '../domain/message-targets.js';
 import { chunks } from './chunks.js';
 import type { Database } from './database.js';
+import { nextDueAt } from './leases.js';
 import type { DeliveriesTable, DeliveryAttemptsTable, DeliveryChannelName, DeliveryStatus, Schema } from './schema.js';
 
 export type DeliveryRow = Selectable<DeliveriesTable>;
@@ -34,7 +35,7 @@ export async function insertDeliveries(
 }
 
 /** The rows insertDeliveries writes (results.ts also writes them through the SQLite write worker). */
-export function newDeliveryRows(requests: DeliveryRequest[], now: number): Insertable<DeliveriesTable>[] {
+function newDeliveryRows(requests: DeliveryRequest[], now: number): Insertable<DeliveriesTable>[] {
   return requests.map((r) => ({
     id: newId('dlv', now),
     cargo_id: r.cargoId,
@@ -376,19 +377,8 @@ async function settleCargoStatuses(
 }
 
 /** The earliest time a pending delivery is due and not leased (an attempt in flight holds its lease). */
-export async function nextDeliveryAt(db: Kysely<Schema>): Promise<number | null> {
-  const row = await db
-    .selectFrom('deliveries')
-    .select(
-      sql<
-        number | null
-      >`min(case when locked_until is not null and locked_until > next_attempt_at then locked_until else next_attempt_at end)`.as(
-        'at',
-      ),
-    )
-    .where('status', '=', 'pending')
-    .executeTakeFirst();
-  return row?.at == null ? null : Number(row.at);
+export function nextDeliveryAt(db: Kysely<Schema>): Promise<number | null> {
+  return nextDueAt(db, 'deliveries', { status: 'pending' });
 }
 
 /** Gives up this worker's leases (all of them, or those of `ids`): the deliveries are due again at `now`. */

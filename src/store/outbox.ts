@@ -2,6 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import { newId } from '../domain/ids.js';
 import type { MailMessage } from '../mail/mailer.js';
 import type { Database } from './database.js';
+import { nextDueAt } from './leases.js';
 import type { Schema } from './schema.js';
 
 /**
@@ -93,22 +94,6 @@ export async function recordMailAttempt(
 }
 
 /** When the next pending message is due (a lease in flight counts at its end). */
-export async function nextMailAt(db: Kysely<Schema>): Promise<number | null> {
-  const row = await db
-    .selectFrom('outbox')
-    .select((eb) =>
-      eb.fn
-        .min(
-          eb
-            .case()
-            .when('locked_until', '>', eb.ref('next_attempt_at'))
-            .then(eb.ref('locked_until'))
-            .else(eb.ref('next_attempt_at'))
-            .end(),
-        )
-        .as('at'),
-    )
-    .where('status', '=', 'pending')
-    .executeTakeFirst();
-  return row?.at == null ? null : Number(row.at);
+export function nextMailAt(db: Kysely<Schema>): Promise<number | null> {
+  return nextDueAt(db, 'outbox', { status: 'pending' });
 }

@@ -35,7 +35,7 @@ type Reply =
   | { id: number; error: { message: string; code: string | undefined } };
 
 /** An error the thread reported, with SQLite's code (SQLITE_CONSTRAINT_UNIQUE, ...). */
-export class SqliteThreadError extends Error {
+class SqliteThreadError extends Error {
   constructor(
     message: string,
     readonly code: string | undefined,
