@@ -32,3 +32,8 @@ export function isRoleArn(value: string): boolean {
 export function isEmailAddress(value: string): boolean {
   return value.length <= 254 && /^[^\s@<>(),;:"[\]\\]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$/.test(value);
 }
+
+/** A connection's allow-list admits the target (by ARN: a bucket, queue, topic or bus); no list admits any. */
+export function targetAllowed(allowList: readonly string[] | null, targetArn: string): boolean {
+  return allowList === null || allowList.includes(targetArn);
+}

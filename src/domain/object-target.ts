@@ -4,6 +4,8 @@
  * submit-time validation, delivery and the capability check.
  */
 
+import { targetAllowed } from './connections.js';
+
 export const DEFAULT_KEY_PREFIX = 'convoy/';
 export const VERIFICATION_OBJECT_NAME = 'svc-verify.json';
 
@@ -82,7 +84,7 @@ export function verificationObjectKey(prefix: string): string {
 
 /** True when the connection has no allow-list, or the bucket is on it. */
 export function bucketAllowed(allowList: readonly string[] | null, bucket: string): boolean {
-  return allowList === null || allowList.includes(bucketArn(bucket));
+  return targetAllowed(allowList, bucketArn(bucket));
 }
 
 /** The object-store target as it is stored with the cargo (the callback object, prefix filled in). */

@@ -9,9 +9,9 @@
 import type { Config } from '../config.js';
 import type { MessageCheckReport } from '../delivery/messages/message-check.js';
 import type { CheckReport } from '../delivery/object-store/capability-check.js';
-import { CHECK_INTERVAL_MS } from '../domain/connections.js';
+import { CHECK_INTERVAL_MS, targetAllowed } from '../domain/connections.js';
 import { DEFAULT_DETAIL_TYPE, type MessageTarget, resolveMessageTarget } from '../domain/message-targets.js';
-import { bucketArn, DEFAULT_KEY_PREFIX, keyPrefixProblem, parseBucketArn } from '../domain/object-target.js';
+import { bucketAllowed, DEFAULT_KEY_PREFIX, keyPrefixProblem, parseBucketArn } from '../domain/object-target.js';
 import { findConnectionWithProject } from '../store/connections.js';
 import { type CapabilityCheckers, openAwsCapabilityCheckers } from './capability-checkers.js';
 import { type OperationDeps, type Result, refusals, refuse, succeed } from './operation.js';
@@ -60,7 +60,7 @@ export async function checkConnection(
     const keyPrefix = input.keyPrefix ?? DEFAULT_KEY_PREFIX;
     const problem = keyPrefixProblem(keyPrefix);
     if (problem) return refuse(refusals.invalidKeyPrefix(keyPrefix, problem));
-    if (connection.allowedTargets && !connection.allowedTargets.includes(bucketArn(parsed.bucket))) {
+    if (!bucketAllowed(connection.allowedTargets, parsed.bucket)) {
       return refuse(refusals.targetNotAllowed(`bucket '${input.bucket}'`, connection.id));
     }
     const checkers = await open();
@@ -97,7 +97,7 @@ export async function checkConnection(
       refusals.invalidMessageTarget(name, String(input[name as keyof CheckConnectionInput] ?? ''), resolved.problem),
     );
   }
-  if (connection.allowedTargets && !connection.allowedTargets.includes(resolved.arn)) {
+  if (!targetAllowed(connection.allowedTargets, resolved.arn)) {
     return refuse(refusals.targetNotAllowed(`'${resolved.arn}'`, connection.id));
   }
   const checkers = await open();

@@ -1,4 +1,5 @@
 import { type Static, Type } from 'typebox';
+import { targetAllowed } from '../../domain/connections.js';
 import { errors, type FieldError } from '../../domain/errors.js';
 import { DEFAULT_DETAIL_TYPE, type MessageTarget, resolveMessageTarget } from '../../domain/message-targets.js';
 import {
@@ -149,7 +150,7 @@ export async function checkTarget(rules: TargetRules, projectId: string, callbac
   const target = messageTarget(callback);
   const resolved = resolveMessageTarget(target, rules);
   if ('problem' in resolved) throw errors.invalidBody([{ path: resolved.path, message: resolved.problem }]);
-  if (connection.allowedTargets !== null && !connection.allowedTargets.includes(resolved.arn)) {
+  if (!targetAllowed(connection.allowedTargets, resolved.arn)) {
     throw errors.targetNotAllowed(`Target '${resolved.arn}'`, callback.connection_id);
   }
   return target;
