@@ -152,8 +152,10 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
     for (const worker of workers) worker.start();
     if (database.listen && pipeline && delivery) {
       const [p, d] = [pipeline, delivery];
-      unlisten.push(await database.listen(NEW_CARGO_CHANNEL, () => p.wake()));
-      unlisten.push(await database.listen(RESULTS_STORED_CHANNEL, () => d.wake()));
+      // One connection for both channels.
+      unlisten.push(
+        await database.listen({ [NEW_CARGO_CHANNEL]: () => p.wake(), [RESULTS_STORED_CHANNEL]: () => d.wake() }),
+      );
     }
   };
   if (deps.startWorkers !== false) await start();

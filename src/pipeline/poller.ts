@@ -8,9 +8,10 @@ import type { PipelineContext } from './context.js';
 /**
  * Looks at a leased `processing` batch: cancels it once its completion window has closed, collects
  * its results once the provider says it ended, fails its cargo if the job failed as a whole, and
- * otherwise schedules the next look (nextPollAt).
+ * otherwise schedules the next look (nextPollAt). Resolves to whether results may have been stored
+ * (false while the job is still running), so deliveries are looked for only then.
  */
-export async function checkBatch(ctx: PipelineContext, batch: BatchRow): Promise<void> {
+export async function checkBatch(ctx: PipelineContext, batch: BatchRow): Promise<boolean> {
   const db = ctx.database.write;
   const provider = ctx.providers.get(batch.provider);
   const now = ctx.clock.now();
@@ -42,12 +43,12 @@ export async function checkBatch(ctx: PipelineContext, batch: BatchRow): Promise
               deadlineAt,
             }),
       });
-      return;
+      return false;
     }
     if (status.state === 'failed') {
       await failAwaitingCargo(ctx, batch, `errored: the provider failed the batch: ${status.message}`);
       await markBatchEnded(db, { batchId: batch.id, workerId: ctx.workerId, reason: 'failed', now: ctx.clock.now() });
-      return;
+      return true;
     }
     await collectResults(ctx, provider, batch, { canceledMeans: canceled ? 'expired' : 'canceled' });
     await markBatchEnded(db, {
@@ -56,6 +57,7 @@ export async function checkBatch(ctx: PipelineContext, batch: BatchRow): Promise
       reason: canceled ? 'expired' : 'ended',
       now: ctx.clock.now(),
     });
+    return true;
   } catch (err) {
     ctx.log.warn({ batch: batch.id, err }, 'batch check failed; will retry');
     await rescheduleBatch(db, {
@@ -65,6 +67,8 @@ export async function checkBatch(ctx: PipelineContext, batch: BatchRow): Promise
       nextCheckAt: ctx.clock.now() + retryBackoffMs(batch.attempts),
       error: err instanceof Error ? err.message : String(err),
     });
+    // A collection that failed part-way may have stored some results.
+    return true;
   }
 }
 

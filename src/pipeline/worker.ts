@@ -80,12 +80,14 @@ export class PipelineWorker {
       });
     const submitting = await claim('submitting');
     const processing = await claim('processing');
-    await Promise.all([
-      ...submitting.map((b) => submitBatch(this.ctx, b)),
-      ...processing.map((b) => checkBatch(this.ctx, b)),
+    const [, checked] = await Promise.all([
+      Promise.all(submitting.map((b) => submitBatch(this.ctx, b))),
+      Promise.all(processing.map((b) => checkBatch(this.ctx, b))),
     ]);
     const didWork = submitting.length + processing.length > 0;
-    if (processing.length > 0) this.options.onResultsStored();
+    // Only a batch whose results were (or may have been) stored makes deliveries due; a poll of a
+    // running job does not, and must not cost a NOTIFY to every delivery worker.
+    if (checked.some(Boolean)) this.options.onResultsStored();
     return { didWork, nextAt: didWork ? null : await nextBatchCheckAt(database.read) };
   }
 

@@ -19,10 +19,11 @@ export interface Database {
   write: Kysely<Schema>;
   dialect: Dialect;
   /**
-   * PostgreSQL only: calls `onNotify` on every NOTIFY on `channel`, from any process, over a
-   * dedicated connection that reconnects by itself. Resolves to an unsubscribe function.
+   * PostgreSQL only: calls the handler of a channel on every NOTIFY on it, from any process, over
+   * one dedicated connection for all the channels that reconnects by itself. Resolves to an
+   * unsubscribe function.
    */
-  listen?: (channel: string, onNotify: () => void) => Promise<() => Promise<void>>;
+  listen?: (handlers: Record<string, () => void>) => Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -109,11 +110,17 @@ function openPostgres(url: string, options: OpenOptions): Database {
   const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
 
   /**
-   * A dedicated LISTEN connection that reconnects with backoff until it works, however long the
-   * outage, and reports the outage once. After a reconnect it wakes the listener once, in case a
-   * notification was missed meanwhile.
+   * One dedicated LISTEN connection for the given channels, which reconnects with backoff until
+   * it works, however long the outage, and reports the outage once.
    */
-  const listen = async (channel: string, onNotify: () => void) => {
+  const listen = async (handlers: Record<string, () => void>) => {
+    const channels = Object.keys(handlers);
+    const what = `LISTEN ${channels.join(', ')}`;
+    const onNotify = (message: { channel: string }) => handlers[message.channel]?.();
+    // After a reconnect every listener wakes once, in case a notification was missed meanwhile.
+    const wakeAll = () => {
+      for (const handler of Object.values(handlers)) handler();
+    };
     let client: pg.Client | null = null;
     let stopped = false;
     let down = false;
@@ -125,7 +132,7 @@ function openPostgres(url: string, options: OpenOptions): Database {
       next.on('error', (err) => lost(next, err));
       try {
         await next.connect();
-        await next.query(`listen ${channel}`);
+        for (const channel of channels) await next.query(`listen ${channel}`);
       } catch (err) {
         next.end().catch(() => {});
         throw err;
@@ -138,8 +145,8 @@ function openPostgres(url: string, options: OpenOptions): Database {
       delay = LISTEN_RETRY_MS;
       if (down) {
         down = false;
-        report(new Error('reconnected'), `LISTEN ${channel}`);
-        onNotify();
+        report(new Error('reconnected'), what);
+        wakeAll();
       }
     };
     const lost = (which: pg.Client, err: Error) => {
@@ -148,7 +155,7 @@ function openPostgres(url: string, options: OpenOptions): Database {
       if (stopped) return;
       if (!down) {
         down = true;
-        report(err, `LISTEN ${channel} lost its connection; reconnecting`);
+        report(err, `${what} lost its connection; reconnecting`);
       }
       retry();
     };
