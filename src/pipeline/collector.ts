@@ -29,6 +29,16 @@ import type { PipelineContext } from './context.js';
 const FLUSH_EVERY = 2000;
 
 /**
+ * Building results is synchronous work, and a provider's result stream may never wait on I/O, so
+ * a collection would otherwise hold the event loop from one flush to the next. A turn every
+ * TURN_EVERY results lets the rest of the process run (HTTP requests, timers) and lets the chunk
+ * being written take its next step: on the SQLite write thread every statement of its transaction
+ * is a round trip that waits for such a turn.
+ */
+const TURN_EVERY = 100;
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+/**
  * Streams an ended job's results into the mailbox. Plain cargo get their result as it arrives;
  * a `records` cargo's per-record results are staged and assembled in input order at the end. Cargo
  * the provider returned nothing for fail. Safe to run again after a crash: stored results stay.
@@ -115,6 +125,7 @@ async function collectInto(
   { awaiting, plain, staged, seen, flush }: Collection,
 ): Promise<void> {
   if (batch.job_id) {
+    let sinceTurn = 0;
     for await (const result of provider.results(batch.job_id)) {
       const id = parseCustomId(result.customId);
       if (id.kind !== 'cargo') continue;
@@ -133,6 +144,10 @@ async function collectInto(
         plain.push(newResult(cargo, outcome.success, outcome.responseJson, outcome.error));
       }
       if (plain.length + staged.length >= FLUSH_EVERY) await flush();
+      else if (++sinceTurn >= TURN_EVERY) {
+        sinceTurn = 0;
+        await turn();
+      }
     }
   }
 }
@@ -153,10 +168,7 @@ class ChunkWriter {
     // Awaited by the next flush or settle; until then its failure must not count as unhandled.
     writing.catch(() => {});
     this.inFlight = writing;
-    // A turn for the rest of the event loop (HTTP requests, timers): building results is
-    // synchronous work, and while the writes keep up, nothing above waits on I/O, so a whole
-    // collection would otherwise run without one.
-    await new Promise((resolve) => setImmediate(resolve));
+    await turn();
   }
 
   /** Waits for the write in flight; rejects if it failed. */

@@ -8,6 +8,7 @@ import { insertCargo, type NewCargo } from '../../src/store/cargo.js';
 import { type Database, openDatabase } from '../../src/store/database.js';
 import { migrate } from '../../src/store/migrate.js';
 import { createProject } from '../../src/store/projects.js';
+import { eventually } from '../helpers/wait.js';
 
 /**
  * The SQLite write connection in a worker thread (src/store/sqlite-write-thread.ts), as Kysely
@@ -147,6 +148,32 @@ describe('SQLite write thread', () => {
     await reopened.close();
     rmSync(dir2, { recursive: true, force: true });
   });
+});
+
+test('the write thread checkpoints the WAL into the database file by itself once writes pause', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'barge-checkpoint-'));
+  const path = join(dir, 'barge.sqlite');
+  const database = openDatabase(`sqlite:${path}`);
+  try {
+    await migrate(database);
+    const project = await createProject(database.write, 'checkpoint', Date.now());
+    assert.notEqual(project, 'slug_taken');
+    const before = statSync(path).size;
+    // About 1 MiB in WAL pages, below SQLite's own automatic checkpoint, which the thread turns off.
+    for (let i = 0; i < 4; i++) {
+      const rows = Array.from({ length: 500 }, () => cargoRow(project === 'slug_taken' ? '' : project.id, Date.now()));
+      await insertCargo(database.write, rows);
+    }
+    // Only a checkpoint writes pages into the database file itself.
+    await eventually(
+      async () => statSync(path).size,
+      (size) => size > before + 512 * 1024,
+      3000,
+    );
+  } finally {
+    await database.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('a new SQLite database is readable by its owner only: 0600 files in a 0700 directory', async () => {
