@@ -41,7 +41,7 @@ import { parseArgs, promisify } from 'node:util';
 import autocannon, { type Result } from 'autocannon';
 import { sql } from 'kysely';
 import { createApiKey } from '../src/store/api-keys.js';
-import { insertCargo } from '../src/store/cargo.js';
+import { insertCargo } from '../src/store/cargo/insert.js';
 import type { Database } from '../src/store/database.js';
 import { METADATA, MODEL_INPUT, submissionBody } from './lib/cargo.js';
 import { benchProject, type CargoContent, pendingRow, withFreshDatabase } from './lib/database.js';
@@ -243,7 +243,7 @@ async function insertPending(database: Database, projectId: string, n: number): 
   for (let done = 0; done < n; done += SEED_CHUNK) {
     const now = Date.now();
     const rows = Array.from({ length: Math.min(SEED_CHUNK, n - done) }, () => pendingRow(projectId, now, CARGO));
-    await insertCargo(database.write, rows);
+    await insertCargo(database, rows);
   }
   return performance.now() - started;
 }

@@ -15,7 +15,7 @@ import { type Metrics, noMetrics } from './ports.js';
 import type { Provider } from './providers/provider.js';
 import { buildProviders, defaultModelRouter } from './providers/registry.js';
 import { createApiKey } from './store/api-keys.js';
-import { cargoRowBytes, insertCargo, type NewCargo } from './store/cargo.js';
+import { cargoRowBytes, insertCargo, type NewCargo } from './store/cargo/insert.js';
 import { findProjectConnection } from './store/connections.js';
 import { type Database, openDatabase } from './store/database.js';
 import { GroupCommitWriter } from './store/group-commit.js';
@@ -166,7 +166,7 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
   if (role === 'all' || role === 'api') {
     const cargoWriter = new GroupCommitWriter<NewCargo>(
       async (rows) => {
-        await insertCargo(database.write, rows);
+        await insertCargo(database, rows);
         await notifyNewCargo(database);
         pipeline?.wake();
       },

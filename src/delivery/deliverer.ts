@@ -202,7 +202,7 @@ export class Deliverer {
     if (due.length > 0) return { didWork: true, nextAt: null };
     // Due deliveries wait for a slot of a busy host: a slot's release wakes the loop (this is the safety net).
     if (waitingForSlot) return { didWork: false, nextAt: now + SLOW_HOST_DEFER_MS };
-    return { didWork: false, nextAt: await nextDeliveryAt(database.read) };
+    return { didWork: false, nextAt: await nextDeliveryAt(database) };
   }
 
   /** Waits for attempts in flight (bounded by the receiver timeout), then gives up every lease left. */

@@ -2,7 +2,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import type { Clock } from '../domain/clock.js';
 import type { ModelRouter } from '../providers/routing.js';
-import type { NewCargo } from '../store/cargo.js';
+import type { NewCargo } from '../store/cargo/insert.js';
 import { findProjectConnection } from '../store/connections.js';
 import type { Database } from '../store/database.js';
 import { Authenticator } from './auth.js';

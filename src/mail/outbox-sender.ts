@@ -1,7 +1,8 @@
 import type { Clock } from '../domain/clock.js';
 import type { Logger } from '../ports.js';
 import type { Database } from '../store/database.js';
-import { claimDueMail, nextMailAt, recordMailAttempt } from '../store/outbox.js';
+import { claimDueMail, nextMailAt } from '../store/outbox/due.js';
+import { recordMailAttempt } from '../store/outbox/record-attempt.js';
 import type { Mailer } from './mailer.js';
 
 /** Retries of a mail the server refused or could not be reached for: 30 s doubling to 1 h, 12 tries (about a day). */
@@ -27,17 +28,17 @@ export async function sendDueMail(deps: OutboxSenderDeps): Promise<{ didWork: bo
     const sent = await mailer.send(item.mail);
     const now = clock.now();
     if (sent.sent) {
-      await recordMailAttempt(database.write, { id: item.id, workerId, now, sent: true });
+      await recordMailAttempt(database, { id: item.id, workerId, now, sent: true });
       log.info({ mail: item.id, to: item.mail.to }, 'mail sent');
       continue;
     }
     const tries = item.attempts + 1;
     const retryAt = tries >= MAX_TRIES ? null : now + Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** (tries - 1));
-    await recordMailAttempt(database.write, { id: item.id, workerId, now, sent: false, error: sent.reason, retryAt });
+    await recordMailAttempt(database, { id: item.id, workerId, now, sent: false, error: sent.reason, retryAt });
     log.warn(
       { mail: item.id, reason: sent.reason, tries },
       retryAt === null ? 'mail given up' : 'mail not sent; will retry',
     );
   }
-  return { didWork: due.length > 0, nextAt: due.length > 0 ? null : await nextMailAt(database.read) };
+  return { didWork: due.length > 0, nextAt: due.length > 0 ? null : await nextMailAt(database) };
 }

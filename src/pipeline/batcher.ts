@@ -1,5 +1,6 @@
 import { newId } from '../domain/ids.js';
-import { formBatch, pendingGroups } from '../store/batches.js';
+import { formBatch } from '../store/batches/form.js';
+import { pendingGroups } from '../store/batches/pending-groups.js';
 import type { PipelineContext } from './context.js';
 
 export interface BatcherPass {
@@ -23,7 +24,7 @@ export async function formDueBatches(ctx: PipelineContext): Promise<BatcherPass>
   const now = ctx.clock.now();
   let nextDueAt: number | null = null;
   let formed = 0;
-  for (const group of await pendingGroups(ctx.database.read)) {
+  for (const group of await pendingGroups(ctx.database)) {
     const provider = ctx.providers.get(group.provider);
     if (!provider) {
       ctx.log.warn({ provider: group.provider }, 'pending cargo for a provider that is not configured');

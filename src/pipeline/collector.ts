@@ -9,17 +9,11 @@ import {
   withRecordId,
 } from '../domain/records.js';
 import type { Provider, RequestResult } from '../providers/provider.js';
-import { type BatchRow, extendLease } from '../store/batches.js';
-import {
-  type AwaitingCargo,
-  cargoAwaitingResults,
-  cargoRequest,
-  type NewResult,
-  type StagedRecord,
-  stagedRecordResults,
-  stageRecordResults,
-  storeResults,
-} from '../store/results.js';
+import type { BatchRow } from '../store/batches/due.js';
+import { extendLease } from '../store/leases.js';
+import { type AwaitingCargo, cargoAwaitingResults, cargoRequest } from '../store/results/awaiting.js';
+import { type StagedRecord, stagedRecordResults, stageRecordResults } from '../store/results/stage-records.js';
+import { type NewResult, storeResults } from '../store/results/store.js';
 import type { PipelineContext } from './context.js';
 
 /**
@@ -63,7 +57,7 @@ async function collect(
   batch: BatchRow,
   options: { canceledMeans: 'canceled' | 'expired' },
 ): Promise<void> {
-  const awaiting = new Map((await cargoAwaitingResults(ctx.database.read, batch.id)).map((c) => [c.id, c]));
+  const awaiting = new Map((await cargoAwaitingResults(ctx.database, batch.id)).map((c) => [c.id, c]));
   const plain: NewResult[] = [];
   const staged: StagedRecord[] = [];
   const seen = new Set<string>();
@@ -79,7 +73,7 @@ async function collect(
     const now = ctx.clock.now();
     if (now < leaseUntil - ctx.settings.leaseMs / 2) return;
     leaseUntil = now + ctx.settings.leaseMs;
-    if (!(await extendLease(ctx.database.write, batch.id, ctx.workerId, leaseUntil))) {
+    if (!(await extendLease(ctx.database, 'batches', { id: batch.id, workerId: ctx.workerId, until: leaseUntil }))) {
       throw new Error(`lost the lease on batch ${batch.id}`);
     }
   });
@@ -203,9 +197,8 @@ function newResult(
 
 /** Builds a records cargo's result from its staged records, in input order. */
 async function assembleRecordsCargo(ctx: PipelineContext, cargo: AwaitingCargo, missing: string): Promise<NewResult> {
-  const db = ctx.database.read;
-  const { requests } = JSON.parse(await cargoRequest(db, cargo.id)) as { requests: { recordId: string }[] };
-  const staged = new Map((await stagedRecordResults(db, cargo.id)).map((r) => [r.recordIndex, r]));
+  const { requests } = JSON.parse(await cargoRequest(ctx.database, cargo.id)) as { requests: { recordId: string }[] };
+  const staged = new Map((await stagedRecordResults(ctx.database, cargo.id)).map((r) => [r.recordIndex, r]));
   let failed = 0;
   const bodies = requests.map((request, index) => {
     const record = staged.get(index);

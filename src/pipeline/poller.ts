@@ -1,7 +1,9 @@
 import { statusAfterResult } from '../domain/lifecycle.js';
 import { nextPollAt, retryBackoffMs } from '../domain/polling.js';
-import { type BatchRow, markBatchCanceled, markBatchEnded, rescheduleBatch } from '../store/batches.js';
-import { cargoAwaitingResults, storeResults } from '../store/results.js';
+import type { BatchRow } from '../store/batches/due.js';
+import { markBatchCanceled, markBatchEnded, rescheduleBatch } from '../store/batches/reschedule.js';
+import { cargoAwaitingResults } from '../store/results/awaiting.js';
+import { storeResults } from '../store/results/store.js';
 import { collectResults } from './collector.js';
 import type { PipelineContext } from './context.js';
 
@@ -12,7 +14,7 @@ import type { PipelineContext } from './context.js';
  * (false while the job is still running), so deliveries are looked for only then.
  */
 export async function checkBatch(ctx: PipelineContext, batch: BatchRow): Promise<boolean> {
-  const db = ctx.database.write;
+  const db = ctx.database;
   const provider = ctx.providers.get(batch.provider);
   const now = ctx.clock.now();
   const deadlineAt = batch.deadline_at ?? Number.POSITIVE_INFINITY;
@@ -73,7 +75,7 @@ export async function checkBatch(ctx: PipelineContext, batch: BatchRow): Promise
 }
 
 async function failAwaitingCargo(ctx: PipelineContext, batch: BatchRow, message: string): Promise<void> {
-  const awaiting = await cargoAwaitingResults(ctx.database.read, batch.id);
+  const awaiting = await cargoAwaitingResults(ctx.database, batch.id);
   await storeResults(
     ctx.database,
     { batchId: batch.id, workerId: ctx.workerId },

@@ -2,7 +2,10 @@ import type { ModelInput } from '../domain/cargo-request.js';
 import { customIdFor, paddingId } from '../domain/custom-ids.js';
 import { retryBackoffMs } from '../domain/polling.js';
 import type { BatchRequest } from '../providers/provider.js';
-import { type BatchRow, batchCargoRequests, markBatchSubmitted, rescheduleBatch } from '../store/batches.js';
+import type { BatchRow } from '../store/batches/due.js';
+import { markBatchSubmitted } from '../store/batches/mark-submitted.js';
+import { batchCargoRequests } from '../store/batches/requests.js';
+import { rescheduleBatch } from '../store/batches/reschedule.js';
 import type { PipelineContext } from './context.js';
 
 /** The cheapest valid request, sent only to reach a provider's minimum batch size. */
@@ -18,7 +21,7 @@ export async function submitBatch(ctx: PipelineContext, batch: BatchRow): Promis
   const provider = ctx.providers.get(batch.provider);
   const now = ctx.clock.now();
   if (!provider) {
-    await rescheduleBatch(ctx.database.write, {
+    await rescheduleBatch(ctx.database, {
       batchId: batch.id,
       workerId: ctx.workerId,
       nextCheckAt: now + retryBackoffMs(batch.attempts),
@@ -56,7 +59,7 @@ export async function submitBatch(ctx: PipelineContext, batch: BatchRow): Promis
     ctx.log.info({ batch: batch.id, job: jobId, requests: requestCount, padding }, 'batch submitted');
   } catch (err) {
     ctx.log.warn({ batch: batch.id, err }, 'batch submission failed; will retry');
-    await rescheduleBatch(ctx.database.write, {
+    await rescheduleBatch(ctx.database, {
       batchId: batch.id,
       workerId: ctx.workerId,
       nextCheckAt: ctx.clock.now() + retryBackoffMs(batch.attempts),
@@ -73,7 +76,7 @@ async function providerRequests(
   minRequests: number,
 ): Promise<{ requests: BatchRequest[]; padding: number }> {
   const requests: BatchRequest[] = [];
-  for (const cargo of await batchCargoRequests(ctx.database.read, batch.id)) {
+  for (const cargo of await batchCargoRequests(ctx.database, batch.id)) {
     const { requests: inputs } = JSON.parse(cargo.request) as { requests: { modelInput: ModelInput }[] };
     inputs.forEach((r, i) => {
       requests.push({ customId: customIdFor(cargo.id, cargo.is_records === 1 ? i : null), input: r.modelInput });

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { Loop, type StepOutcome } from '../loop.js';
-import { claimDueBatches, nextBatchCheckAt, releaseLeases } from '../store/batches.js';
+import { claimDueBatches, nextBatchCheckAt } from '../store/batches/due.js';
+import { releaseLeases } from '../store/leases.js';
 import { formDueBatches } from './batcher.js';
 import type { PipelineContext } from './context.js';
 import { checkBatch } from './poller.js';
@@ -53,7 +54,7 @@ export class PipelineWorker {
   /** Stops taking work, waits for in-flight steps, and gives up remaining leases. */
   async stop(): Promise<void> {
     await Promise.all(this.loops.map((loop) => loop.stop()));
-    await releaseLeases(this.ctx.database.write, this.ctx.workerId);
+    await releaseLeases(this.ctx.database, 'batches', this.ctx.workerId);
   }
 
   /** One pass of every step; whether any did work (tests drive the pipeline with this). */
@@ -88,7 +89,7 @@ export class PipelineWorker {
     // Only a batch whose results were (or may have been) stored makes deliveries due; a poll of a
     // running job does not, and must not cost a NOTIFY to every delivery worker.
     if (checked.some(Boolean)) this.options.onResultsStored();
-    return { didWork, nextAt: didWork ? null : await nextBatchCheckAt(database.read) };
+    return { didWork, nextAt: didWork ? null : await nextBatchCheckAt(database) };
   }
 
   private async purge(): Promise<StepOutcome> {

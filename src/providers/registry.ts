@@ -13,6 +13,6 @@ export function defaultModelRouter(): ModelRouter {
 
 /** The configured provider adapters, by the name model routes use. */
 export function buildProviders(config: Config, database: Database, clock: Clock): Map<string, Provider> {
-  const mock = new MockProvider(database.write, clock, { latencyMs: config.mockLatencyMs });
+  const mock = new MockProvider(database, clock, { latencyMs: config.mockLatencyMs });
   return new Map<string, Provider>([[mock.name, mock]]);
 }

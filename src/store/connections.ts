@@ -1,7 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import { CHECK_INTERVAL_MS } from '../domain/connections.js';
 import type { MailMessage } from '../mail/mailer.js';
-import { enqueueMail } from './outbox.js';
+import { enqueueMail } from './outbox/enqueue.js';
 import type { ConnectionsTable, Schema } from './schema.js';
 
 export type ConnectionRow = Selectable<ConnectionsTable>;

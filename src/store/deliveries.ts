@@ -377,8 +377,8 @@ async function settleCargoStatuses(
 }
 
 /** The earliest time a pending delivery is due and not leased (an attempt in flight holds its lease). */
-export function nextDeliveryAt(db: Kysely<Schema>): Promise<number | null> {
-  return nextDueAt(db, 'deliveries', { status: 'pending' });
+export function nextDeliveryAt(database: Database): Promise<number | null> {
+  return nextDueAt(database, 'deliveries', { status: 'pending' });
 }
 
 /** Gives up this worker's leases (all of them, or those of `ids`): the deliveries are due again at `now`. */

@@ -1,14 +1,14 @@
-import type { Kysely } from 'kysely';
-import type { MockJobsTable, Schema } from './schema.js';
+import type { Database } from './database.js';
+import type { MockJobsTable } from './schema.js';
 
 /** svc-mock's job storage. Inserting the same batch id twice keeps the first job (idempotent submit). */
-export async function insertMockJob(db: Kysely<Schema>, job: MockJobsTable): Promise<string> {
-  await db
+export async function insertMockJob(database: Database, job: MockJobsTable): Promise<string> {
+  await database.write
     .insertInto('mock_jobs')
     .values(job)
     .onConflict((oc) => oc.column('batch_id').doNothing())
     .execute();
-  const row = await db
+  const row = await database.write
     .selectFrom('mock_jobs')
     .select('id')
     .where('batch_id', '=', job.batch_id)
@@ -16,19 +16,23 @@ export async function insertMockJob(db: Kysely<Schema>, job: MockJobsTable): Pro
   return row.id;
 }
 
-export async function findMockJob(db: Kysely<Schema>, jobId: string): Promise<MockJobsTable | undefined> {
-  return db.selectFrom('mock_jobs').selectAll().where('id', '=', jobId).executeTakeFirst();
+export async function findMockJob(database: Database, jobId: string): Promise<MockJobsTable | undefined> {
+  return database.read.selectFrom('mock_jobs').selectAll().where('id', '=', jobId).executeTakeFirst();
 }
 
 export async function findMockJobState(
-  db: Kysely<Schema>,
+  database: Database,
   jobId: string,
 ): Promise<Pick<MockJobsTable, 'ends_at' | 'canceled_at'> | undefined> {
-  return db.selectFrom('mock_jobs').select(['ends_at', 'canceled_at']).where('id', '=', jobId).executeTakeFirst();
+  return database.read
+    .selectFrom('mock_jobs')
+    .select(['ends_at', 'canceled_at'])
+    .where('id', '=', jobId)
+    .executeTakeFirst();
 }
 
-export async function cancelMockJob(db: Kysely<Schema>, jobId: string, now: number): Promise<void> {
-  await db
+export async function cancelMockJob(database: Database, jobId: string, now: number): Promise<void> {
+  await database.write
     .updateTable('mock_jobs')
     .set({ canceled_at: now })
     .where('id', '=', jobId)
@@ -38,6 +42,6 @@ export async function cancelMockJob(db: Kysely<Schema>, jobId: string, now: numb
 }
 
 /** Jobs ended long ago are forgotten, as real providers archive results after a retention time. */
-export async function deleteMockJobsEndedBefore(db: Kysely<Schema>, before: number): Promise<void> {
-  await db.deleteFrom('mock_jobs').where('ends_at', '<', before).execute();
+export async function deleteMockJobsEndedBefore(database: Database, before: number): Promise<void> {
+  await database.write.deleteFrom('mock_jobs').where('ends_at', '<', before).execute();
 }

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { newId } from '../../src/domain/ids.js';
 import type { CargoStatus } from '../../src/domain/lifecycle.js';
 import { redeliverCargo } from '../../src/operations/redeliver-cargo.js';
-import { insertCargo } from '../../src/store/cargo.js';
+import { insertCargo } from '../../src/store/cargo/insert.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
 import { depsOf, newProject, refused, value } from './support.js';
 
@@ -36,7 +36,7 @@ for (const backend of await backends()) {
     }): Promise<string> {
       const now = deps.clock.now();
       const id = newId('crg', now);
-      await insertCargo(db.database.write, [
+      await insertCargo(db.database, [
         {
           id,
           project_id: projectId,

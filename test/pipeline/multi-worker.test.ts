@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { newId } from '../../src/domain/ids.js';
-import { insertCargo, type NewCargo } from '../../src/store/cargo.js';
+import { insertCargo, type NewCargo } from '../../src/store/cargo/insert.js';
 import { notifyNewCargo } from '../../src/store/notify.js';
 import { createProjectWithKey } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
@@ -87,7 +87,7 @@ if (postgres) {
       for (let i = 0; i < TOTAL; i += CHUNK) {
         const now = Date.now();
         const rows = Array.from({ length: CHUNK }, (_, k) => cargoRow(projectId, i + k, now));
-        await insertCargo(sqlDb, rows);
+        await insertCargo(db.database, rows);
         await notifyNewCargo(db.database);
       }
       t.diagnostic(`inserted ${TOTAL} cargo after ${Date.now() - started} ms`);

@@ -7,10 +7,11 @@ import { ByteBudget, DEFAULT_BUDGET_BYTES } from '../../src/pipeline/byte-budget
 import { submitBatch } from '../../src/pipeline/submitter.js';
 import { noMetrics, silentLogger } from '../../src/ports.js';
 import type { Provider, SubmitRequest } from '../../src/providers/provider.js';
-import { claimDueBatches, formBatch } from '../../src/store/batches.js';
+import { claimDueBatches } from '../../src/store/batches/due.js';
+import { formBatch } from '../../src/store/batches/form.js';
 import { claimDueDeliveries, createRedelivery, recordAttempts } from '../../src/store/deliveries.js';
 import { LeaseLostError } from '../../src/store/leases.js';
-import { type NewResult, storeResults } from '../../src/store/results.js';
+import { type NewResult, storeResults } from '../../src/store/results/store.js';
 import { createProjectWithKey } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { newId } from '../../src/domain/ids.js';
-import { insertCargo, type NewCargo } from '../../src/store/cargo.js';
+import { insertCargo, type NewCargo } from '../../src/store/cargo/insert.js';
 import { type Database, openDatabase } from '../../src/store/database.js';
 import { migrate } from '../../src/store/migrate.js';
 import { createProject } from '../../src/store/projects.js';
@@ -65,7 +65,7 @@ describe('SQLite write thread', () => {
   test('writes go to their own connection; the main connection reads them once they resolve', async () => {
     assert.notEqual(database.write, database.read);
     const rows = Array.from({ length: 2500 }, () => cargoRow(projectId, Date.now()));
-    await insertCargo(database.write, rows);
+    await insertCargo(database, rows);
     assert.equal(
       await countCargo(
         database,
@@ -77,7 +77,7 @@ describe('SQLite write thread', () => {
 
   test('statements return rows (RETURNING) and row counts', async () => {
     const rows = [cargoRow(projectId, Date.now()), cargoRow(projectId, Date.now())];
-    await insertCargo(database.write, rows);
+    await insertCargo(database, rows);
     const moved = await database.write
       .updateTable('cargo')
       .set({ status: 'batched' })
@@ -134,7 +134,7 @@ describe('SQLite write thread', () => {
     const project = await createProject(other.write, 'closing', Date.now());
     assert.notEqual(project, 'slug_taken');
     const rows = Array.from({ length: 500 }, () => cargoRow(project === 'slug_taken' ? '' : project.id, Date.now()));
-    const writing = insertCargo(other.write, rows);
+    const writing = insertCargo(other, rows);
     await other.close();
     await writing;
     const reopened = openDatabase(url);
@@ -162,7 +162,7 @@ test('the write thread checkpoints the WAL into the database file by itself once
     // About 1 MiB in WAL pages, below SQLite's own automatic checkpoint, which the thread turns off.
     for (let i = 0; i < 4; i++) {
       const rows = Array.from({ length: 500 }, () => cargoRow(project === 'slug_taken' ? '' : project.id, Date.now()));
-      await insertCargo(database.write, rows);
+      await insertCargo(database, rows);
     }
     // Only a checkpoint writes pages into the database file itself.
     await eventually(

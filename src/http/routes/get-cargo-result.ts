@@ -3,7 +3,7 @@ import { mailboxEnvelopeJson } from '../../domain/envelope.js';
 import { errors } from '../../domain/errors.js';
 import { isCargoId } from '../../domain/ids.js';
 import { hasResult } from '../../domain/lifecycle.js';
-import { findCargoForProject } from '../../store/cargo.js';
+import { findCargoForProject } from '../../store/cargo/find-for-project.js';
 import { authOf } from '../auth.js';
 import type { CargoScope } from '../cargo-routes.js';
 import { apiKeySecurity, authErrorResponses, CargoIdParams, ErrorBody, notFoundResponse } from '../schemas.js';
@@ -93,7 +93,7 @@ export function registerGetCargoResult(app: CargoScope, deps: CargoRouteDeps): v
     async (request, reply) => {
       const { cargo_id } = request.params;
       if (!isCargoId(cargo_id)) throw errors.cargoNotFound();
-      const cargo = await findCargoForProject(deps.database.read, authOf(request).projectId, cargo_id);
+      const cargo = await findCargoForProject(deps.database, authOf(request).projectId, cargo_id);
       if (!cargo) throw errors.cargoNotFound();
       if (!hasResult(cargo.status) || !cargo.result) throw errors.resultNotReady(cargo.id, cargo.status);
       if (cargo.result.purged) throw errors.resultExpired(cargo.id, cargo.status);

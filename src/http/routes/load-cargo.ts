@@ -5,7 +5,7 @@ import { errors, type FieldError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
 import { jsonMemberText } from '../../domain/json-text.js';
 import type { ModelRouter } from '../../providers/routing.js';
-import type { NewCargo } from '../../store/cargo.js';
+import type { NewCargo } from '../../store/cargo/insert.js';
 import { authOf } from '../auth.js';
 import type { CargoScope } from '../cargo-routes.js';
 import { rawBodyOf } from '../request-body.js';

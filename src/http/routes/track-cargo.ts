@@ -3,7 +3,7 @@ import { isoTime } from '../../domain/clock.js';
 import { errors } from '../../domain/errors.js';
 import { isCargoId } from '../../domain/ids.js';
 import { ALL_CARGO_STATUSES, ALL_CHANNELS, DELIVERY_STATUSES, statusDescription } from '../../domain/lifecycle.js';
-import { findCargoForProject } from '../../store/cargo.js';
+import { findCargoForProject } from '../../store/cargo/find-for-project.js';
 import type { Database } from '../../store/database.js';
 import { deliverySummaries } from '../../store/deliveries.js';
 import { authOf } from '../auth.js';
@@ -81,7 +81,7 @@ export function registerTrackCargo(app: CargoScope, deps: CargoRouteDeps): void 
     async (request) => {
       const { cargo_id } = request.params;
       if (!isCargoId(cargo_id)) throw errors.cargoNotFound();
-      const cargo = await findCargoForProject(deps.database.read, authOf(request).projectId, cargo_id);
+      const cargo = await findCargoForProject(deps.database, authOf(request).projectId, cargo_id);
       if (!cargo) throw errors.cargoNotFound();
       const deliveries = cargo.hasDeliveries ? await deliverySummaries(deps.database.read, cargo.id) : [];
       return {

@@ -1,6 +1,6 @@
-import type { Kysely } from 'kysely';
 import type { Clock } from '../../domain/clock.js';
 import { newId } from '../../domain/ids.js';
+import type { Database } from '../../store/database.js';
 import {
   cancelMockJob,
   deleteMockJobsEndedBefore,
@@ -8,7 +8,6 @@ import {
   findMockJobState,
   insertMockJob,
 } from '../../store/mock-jobs.js';
-import type { Schema } from '../../store/schema.js';
 import type { JobStatus, Provider, ProviderLimits, RequestResult, SubmitRequest } from '../provider.js';
 import { mockRespond } from './responder.js';
 
@@ -47,7 +46,7 @@ export class MockProvider implements Provider {
   private nextCleanupAt = 0;
 
   constructor(
-    private readonly db: Kysely<Schema>,
+    private readonly database: Database,
     private readonly clock: Clock,
     private readonly options: MockProviderOptions,
   ) {
@@ -71,23 +70,23 @@ export class MockProvider implements Provider {
     };
     // In a transaction, so the job of a batch submitted twice is read back in the same snapshot it
     // was (not) inserted in.
-    const jobId = await this.db.transaction().execute((tx) => insertMockJob(tx, job));
+    const jobId = await insertMockJob(this.database, job);
     if (now >= this.nextCleanupAt) {
       this.nextCleanupAt = now + CLEANUP_EVERY_MS;
-      await deleteMockJobsEndedBefore(this.db, now - 30 * DAY);
+      await deleteMockJobsEndedBefore(this.database, now - 30 * DAY);
     }
     return { jobId };
   }
 
   async status(jobId: string): Promise<JobStatus> {
-    const job = await findMockJobState(this.db, jobId);
+    const job = await findMockJobState(this.database, jobId);
     if (!job) return { state: 'failed', message: `svc-mock: no job ${jobId}` };
     if (job.canceled_at !== null || job.ends_at <= this.clock.now()) return { state: 'ended' };
     return { state: 'running', expectedEndAt: job.ends_at };
   }
 
   async *results(jobId: string): AsyncIterable<RequestResult> {
-    const job = await findMockJob(this.db, jobId);
+    const job = await findMockJob(this.database, jobId);
     if (!job) return;
     const lines = job.input.split('\n');
     const canceledEarly = job.canceled_at !== null && job.canceled_at < job.ends_at;
@@ -114,7 +113,7 @@ export class MockProvider implements Provider {
   }
 
   async cancel(jobId: string): Promise<void> {
-    await cancelMockJob(this.db, jobId, this.clock.now());
+    await cancelMockJob(this.database, jobId, this.clock.now());
   }
 }
 

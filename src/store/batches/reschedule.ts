@@ -1,0 +1,57 @@
+import type { Database } from '../database.js';
+
+/**
+ * The moves a leased batch makes after a look, each guarded by the lease: schedule the next look,
+ * note a cancel requested at the provider, end it.
+ */
+
+/** Releases the lease and schedules the next look, optionally recording a failed attempt. */
+export async function rescheduleBatch(
+  database: Database,
+  input: { batchId: string; workerId: string; nextCheckAt: number; now: number; error?: string; polled?: boolean },
+): Promise<void> {
+  await database.write
+    .updateTable('batches')
+    .set((eb) => ({
+      next_check_at: input.nextCheckAt,
+      locked_by: null,
+      locked_until: null,
+      updated_at: input.now,
+      ...(input.error === undefined ? {} : { last_error: input.error, attempts: eb('attempts', '+', 1) }),
+      ...(input.polled ? { poll_count: eb('poll_count', '+', 1) } : {}),
+    }))
+    .where('id', '=', input.batchId)
+    .where('locked_by', '=', input.workerId)
+    .execute();
+}
+
+export async function markBatchCanceled(
+  database: Database,
+  input: { batchId: string; workerId: string; now: number },
+): Promise<void> {
+  await database.write
+    .updateTable('batches')
+    .set({ canceled_at: input.now, updated_at: input.now })
+    .where('id', '=', input.batchId)
+    .where('locked_by', '=', input.workerId)
+    .execute();
+}
+
+export async function markBatchEnded(
+  database: Database,
+  input: { batchId: string; workerId: string; reason: string; now: number },
+): Promise<void> {
+  await database.write
+    .updateTable('batches')
+    .set({
+      status: 'ended',
+      end_reason: input.reason,
+      ended_at: input.now,
+      locked_by: null,
+      locked_until: null,
+      updated_at: input.now,
+    })
+    .where('id', '=', input.batchId)
+    .where('locked_by', '=', input.workerId)
+    .execute();
+}

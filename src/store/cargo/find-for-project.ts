@@ -1,0 +1,67 @@
+import type { CargoStatus } from '../../domain/lifecycle.js';
+import type { Database } from '../database.js';
+
+/** What tracking and the mailbox need: the cargo's state and, when there is one, its result. */
+export interface CargoView {
+  id: string;
+  status: CargoStatus;
+  metadata: string | null;
+  createdAt: number;
+  updatedAt: number;
+  /** The cargo asked for a webhook or object delivery. */
+  hasDeliveries: boolean;
+  result: {
+    success: boolean;
+    response: string | null;
+    errorMessage: string | null;
+    createdAt: number;
+    purged: boolean;
+  } | null;
+}
+
+/** A project's cargo with its result, or undefined (another project's cargo is not found either). */
+export async function findCargoForProject(
+  database: Database,
+  projectId: string,
+  cargoId: string,
+): Promise<CargoView | undefined> {
+  const row = await database.read
+    .selectFrom('cargo as c')
+    .leftJoin('results as r', 'r.cargo_id', 'c.id')
+    .select([
+      'c.id',
+      'c.status',
+      'c.metadata',
+      'c.created_at',
+      'c.updated_at',
+      'c.callback_url',
+      'c.callback',
+      'r.success',
+      'r.response',
+      'r.error_message',
+      'r.created_at as result_created_at',
+      'r.purged_at',
+    ])
+    .where('c.id', '=', cargoId)
+    .where('c.project_id', '=', projectId)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    id: row.id,
+    status: row.status,
+    metadata: row.metadata,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    hasDeliveries: row.callback_url !== null || row.callback !== null,
+    result:
+      row.success === null || row.result_created_at === null
+        ? null
+        : {
+            success: row.success === 1,
+            response: row.response,
+            errorMessage: row.error_message,
+            createdAt: row.result_created_at,
+            purged: row.purged_at !== null,
+          },
+  };
+}

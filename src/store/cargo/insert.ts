@@ -1,0 +1,47 @@
+import type { Insertable } from 'kysely';
+import type { Database } from '../database.js';
+import type { CargoTable } from '../schema.js';
+
+export type NewCargo = Insertable<CargoTable>;
+
+// SQLite binds at most 32,766 parameters per statement; 15 columns × 1,000 rows stays well below.
+const INSERT_CHUNK = 1000;
+/** A statement carries at most this much request text: far below PostgreSQL's 1 GB message limit. */
+const INSERT_CHUNK_BYTES = 16 * 1024 * 1024;
+
+/** The bytes a cargo row carries (its request and metadata), for bounding groups and statements. */
+export function cargoRowBytes(row: NewCargo): number {
+  return row.request_bytes + (row.metadata?.length ?? 0);
+}
+
+/**
+ * Inserts many cargo rows in one transaction (the group-commit writer's flush), in multi-row
+ * statements of at most INSERT_CHUNK rows and INSERT_CHUNK_BYTES (one larger row goes alone).
+ */
+export async function insertCargo(database: Database, rows: NewCargo[]): Promise<void> {
+  const db = database.write;
+  const parts: NewCargo[][] = [];
+  let part: NewCargo[] = [];
+  let bytes = 0;
+  for (const row of rows) {
+    const size = cargoRowBytes(row);
+    if (part.length > 0 && (part.length >= INSERT_CHUNK || bytes + size > INSERT_CHUNK_BYTES)) {
+      parts.push(part);
+      part = [];
+      bytes = 0;
+    }
+    part.push(row);
+    bytes += size;
+  }
+  if (part.length > 0) parts.push(part);
+  if (parts.length === 1) {
+    await db
+      .insertInto('cargo')
+      .values(parts[0] as NewCargo[])
+      .execute();
+    return;
+  }
+  await db.transaction().execute(async (tx) => {
+    for (const rows of parts) await tx.insertInto('cargo').values(rows).execute();
+  });
+}

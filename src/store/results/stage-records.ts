@@ -1,0 +1,53 @@
+import { chunks, RESULT_CHUNK } from '../chunks.js';
+import type { Database } from '../database.js';
+import { assertBatchLease, type BatchLease } from '../leases.js';
+
+export interface StagedRecord {
+  cargoId: string;
+  recordIndex: number;
+  success: boolean;
+  /** JSON of `{recordId, success, response, error}`. */
+  body: string;
+}
+
+/** Keeps records' results until every record of their cargo has one, under the batch's lease. */
+export async function stageRecordResults(
+  database: Database,
+  lease: BatchLease,
+  records: StagedRecord[],
+): Promise<void> {
+  if (records.length === 0) return;
+  await database.write.transaction().execute(async (tx) => {
+    await assertBatchLease(tx, database.dialect, lease);
+    for (const part of chunks(records, RESULT_CHUNK)) {
+      await tx
+        .insertInto('record_results')
+        .values(
+          part.map((r) => ({
+            cargo_id: r.cargoId,
+            record_index: r.recordIndex,
+            success: r.success ? 1 : 0,
+            body: r.body,
+          })),
+        )
+        .onConflict((oc) => oc.columns(['cargo_id', 'record_index']).doNothing())
+        .execute();
+    }
+  });
+}
+
+/** A records cargo's staged results, in record order. */
+export async function stagedRecordResults(database: Database, cargoId: string): Promise<StagedRecord[]> {
+  const rows = await database.read
+    .selectFrom('record_results')
+    .selectAll()
+    .where('cargo_id', '=', cargoId)
+    .orderBy('record_index')
+    .execute();
+  return rows.map((r) => ({
+    cargoId: r.cargo_id,
+    recordIndex: r.record_index,
+    success: r.success === 1,
+    body: r.body,
+  }));
+}

@@ -1,0 +1,85 @@
+import { type CargoStatus, movableFrom } from '../../domain/lifecycle.js';
+import { chunks, RESULT_CHUNK } from '../chunks.js';
+import type { Database } from '../database.js';
+import { type DeliveryRequest, insertDeliveries } from '../deliveries.js';
+import { assertBatchLease, type BatchLease } from '../leases.js';
+import type { DeliveryChannelName } from '../schema.js';
+
+export interface NewResult {
+  cargoId: string;
+  success: boolean;
+  /** JSON text of the response, or null. */
+  response: string | null;
+  errorMessage: string | null;
+  resultTtlSeconds: number;
+  /** A `records` cargo: its staged per-record results are dropped with this result. */
+  isRecords: boolean;
+  /** The status the cargo moves to with this result. */
+  nextStatus: CargoStatus;
+  /** Deliveries to start with this result. */
+  channels: DeliveryChannelName[];
+}
+
+/**
+ * Stores results, creates their deliveries and moves their cargo on, in one transaction, under
+ * the batch's lease (a collector that lost it writes nothing: LeaseLostError). Only cargo that
+ * actually move from batched/processing get a result and deliveries, so a result stored twice (a
+ * re-run after a crash, two collectors) never creates a second delivery.
+ */
+export async function storeResults(
+  database: Database,
+  lease: BatchLease,
+  results: NewResult[],
+  now: number,
+): Promise<void> {
+  if (results.length === 0) return;
+  await database.write.transaction().execute(async (tx) => {
+    await assertBatchLease(tx, database.dialect, lease);
+    const moved = new Set<string>();
+    const byStatus = new Map<CargoStatus, string[]>();
+    for (const r of results) {
+      const ids = byStatus.get(r.nextStatus);
+      if (ids) ids.push(r.cargoId);
+      else byStatus.set(r.nextStatus, [r.cargoId]);
+    }
+    for (const [status, ids] of byStatus) {
+      for (const part of chunks(ids)) {
+        const rows = await tx
+          .updateTable('cargo')
+          .set({ status, updated_at: now })
+          .where('id', 'in', part)
+          .where('status', 'in', movableFrom('result'))
+          .returning('id')
+          .execute();
+        for (const row of rows) moved.add(row.id);
+      }
+    }
+    const stored = results.filter((r) => moved.has(r.cargoId));
+    for (const part of chunks(stored, RESULT_CHUNK)) {
+      await tx
+        .insertInto('results')
+        .values(
+          part.map((r) => ({
+            cargo_id: r.cargoId,
+            success: r.success ? 1 : 0,
+            response: r.response,
+            error_message: r.errorMessage,
+            created_at: now,
+            expires_at: now + r.resultTtlSeconds * 1000,
+            purged_at: null,
+          })),
+        )
+        .onConflict((oc) => oc.column('cargo_id').doNothing())
+        .execute();
+    }
+    await insertDeliveries(tx, deliveriesFor(stored), now);
+    const records = stored.filter((r) => r.isRecords).map((r) => r.cargoId);
+    for (const part of chunks(records)) {
+      await tx.deleteFrom('record_results').where('cargo_id', 'in', part).execute();
+    }
+  });
+}
+
+function deliveriesFor(results: NewResult[]): DeliveryRequest[] {
+  return results.flatMap((r) => r.channels.map((channel) => ({ cargoId: r.cargoId, channel, trigger: 'result' })));
+}
