@@ -7,9 +7,10 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createApiKey } from '../../src/store/api-keys.js';
-import { createProjectWithKey, mockBody, startTestApp, type TestApp } from '../helpers/app.js';
+import { createProjectWithKey, mockBody } from '../helpers/app.js';
 import { assertDetail } from '../helpers/assertions.js';
-import { type Backend, backends, PG_URL, type TestDatabase } from '../helpers/backends.js';
+import { type Backend, backends, PG_URL } from '../helpers/backends.js';
+import { harness } from '../helpers/harness.js';
 
 /** The built command, as installed (`npm test` builds it first). */
 const MAIN = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
@@ -84,22 +85,13 @@ before(() => {
 
 for (const backend of await backends({ childProcesses: true })) {
   describe(`barge CLI on ${backend.name}`, () => {
-    let db: TestDatabase;
-    let app: TestApp;
-    before(async () => {
-      db = await backend.create();
-      app = await startTestApp(db.database);
-    });
-    after(async () => {
-      await app.close();
-      await db.drop();
-    });
-    const cli = (...args: string[]) => barge(db.url, ...args);
+    const h = harness(backend);
+    const cli = (...args: string[]) => barge(h.db.url, ...args);
 
     const projectRow = (slug: string) =>
-      db.database.write.selectFrom('projects').selectAll().where('slug', '=', slug).executeTakeFirst();
+      h.db.database.write.selectFrom('projects').selectAll().where('slug', '=', slug).executeTakeFirst();
     const keyRows = (projectId: string) =>
-      db.database.write.selectFrom('api_keys').selectAll().where('project_id', '=', projectId).execute();
+      h.db.database.write.selectFrom('api_keys').selectAll().where('project_id', '=', projectId).execute();
 
     test('project create, list, deactivate and activate', async () => {
       const slug = uniqueSlug('acme');
@@ -132,7 +124,7 @@ for (const backend of await backends({ childProcesses: true })) {
       assert.equal(deactivated.id, created.id);
       assert.equal((await projectRow(slug))?.is_active, 0);
       assertDetail(
-        await app.request('POST', '/cargo/load', { key, body: mockBody('hi') }),
+        await h.app.request('POST', '/cargo/load', { key, body: mockBody('hi') }),
         403,
         'Project is inactive.',
       );
@@ -140,11 +132,11 @@ for (const backend of await backends({ childProcesses: true })) {
       const activated = ok(await cli('project', 'activate', slug));
       assert.match(activated.stdout, new RegExp(`${slug} is now active`));
       assert.equal((await projectRow(slug))?.is_active, 1);
-      assert.equal((await app.request('POST', '/cargo/load', { key, body: mockBody('hi') })).status, 200);
+      assert.equal((await h.app.request('POST', '/cargo/load', { key, body: mockBody('hi') })).status, 200);
     });
 
     test('project create: a duplicate slug fails with a clear message and changes nothing', async () => {
-      const { slug, projectId } = await createProjectWithKey(db.database);
+      const { slug, projectId } = await createProjectWithKey(h.db.database);
       const [json, text] = await Promise.all([
         cli('project', 'create', slug, '--json'),
         cli('project', 'create', slug),
@@ -166,7 +158,7 @@ for (const backend of await backends({ childProcesses: true })) {
     });
 
     test('key create --json prints exactly {id, key, key_prefix, name, project, expires_at, created_at}', async () => {
-      const { slug, projectId } = await createProjectWithKey(db.database);
+      const { slug, projectId } = await createProjectWithKey(h.db.database);
       const [plain, expiring, text] = await Promise.all([
         cli('key', 'create', slug, '--name', 'ci runner', '--json'),
         cli('key', 'create', slug, '--name', 'temp', '--expires-at', '2099-01-31T00:00:00Z', '--json'),
@@ -199,19 +191,19 @@ for (const backend of await backends({ childProcesses: true })) {
       assert.notEqual(row?.key_hash, created.key);
       assert.equal(row?.expires_at, null);
       assert.equal((await keyRows(projectId)).find((k) => k.id === temp.id)?.expires_at, Date.UTC(2099, 0, 31));
-      const res = await app.request('POST', '/cargo/load', { key: created.key, body: mockBody('hi') });
+      const res = await h.app.request('POST', '/cargo/load', { key: created.key, body: mockBody('hi') });
       assert.equal(res.status, 200, res.text);
     });
 
     test('key list never prints a full key', async () => {
-      const { slug, key: firstKey, projectId } = await createProjectWithKey(db.database);
-      const { key: secondKey } = await createApiKey(db.database.write, {
+      const { slug, key: firstKey, projectId } = await createProjectWithKey(h.db.database);
+      const { key: secondKey } = await createApiKey(h.db.database.write, {
         projectId,
         name: 'second',
         expiresAt: Date.UTC(2099, 0, 1),
         now: Date.now(),
       });
-      await app.request('GET', '/cargo/crg_01jd5q3k8m9x2v4w6y8z0a1b2c/tracking', { key: firstKey });
+      await h.app.request('GET', '/cargo/crg_01jd5q3k8m9x2v4w6y8z0a1b2c/tracking', { key: firstKey });
       const [json, text] = await Promise.all([cli('key', 'list', slug, '--json'), cli('key', 'list', slug)]);
       for (const run of [ok(json), ok(text)]) {
         assert.doesNotMatch(run.stdout, KEY);
@@ -240,14 +232,14 @@ for (const backend of await backends({ childProcesses: true })) {
     });
 
     test('key deactivate: the key then gets 401 from the API', async () => {
-      const { key, keyId } = await createProjectWithKey(db.database);
-      assert.equal((await app.request('POST', '/cargo/load', { key, body: mockBody('hi') })).status, 200);
+      const { key, keyId } = await createProjectWithKey(h.db.database);
+      assert.equal((await h.app.request('POST', '/cargo/load', { key, body: mockBody('hi') })).status, 200);
       const [deactivateRun, unknownRun] = await Promise.all([
         cli('key', 'deactivate', keyId, '--json'),
         cli('key', 'deactivate', 'key_01jd5q3k8m9x2v4w6y8z0a1b2c', '--json'),
       ]);
       assert.deepEqual(oneJsonObject(ok(deactivateRun)), { id: keyId, is_active: false });
-      assertDetail(await app.request('POST', '/cargo/load', { key, body: mockBody('hi') }), 401, 'Invalid API key.');
+      assertDetail(await h.app.request('POST', '/cargo/load', { key, body: mockBody('hi') }), 401, 'Invalid API key.');
       failed(unknownRun, /no key/);
     });
 

@@ -1,42 +1,33 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { ManualClock } from '../../src/domain/clock.js';
-import { createProjectWithKey, mockBody, startTestApp, type TestApp } from '../helpers/app.js';
-import { backends, type TestDatabase } from '../helpers/backends.js';
-import { testWorker } from '../helpers/pipeline.js';
+import { createProjectWithKey, mockBody } from '../helpers/app.js';
+import { backends } from '../helpers/backends.js';
+import { harness } from '../helpers/harness.js';
 
 const HOUR = 3_600_000;
 
 for (const backend of await backends()) {
   describe(`batch pipeline on ${backend.name}`, () => {
-    let db: TestDatabase;
-    let app: TestApp;
     const clock = new ManualClock(Date.UTC(2026, 10, 22, 12));
-    before(async () => {
-      db = await backend.create();
-      app = await startTestApp(db.database, { clock });
-    });
-    after(async () => {
-      await app.close();
-      await db.drop();
-    });
+    const h = harness(backend, { clock });
 
     const load = async (key: string, body: unknown) => {
-      const res = await app.request('POST', '/cargo/load', { key, body });
+      const res = await h.app.request('POST', '/cargo/load', { key, body });
       assert.equal(res.status, 200, res.text);
       return res.body.cargo_id as string;
     };
     const status = async (key: string, id: string) =>
-      (await app.request('GET', `/cargo/${id}/tracking`, { key })).body.status as string;
+      (await h.app.request('GET', `/cargo/${id}/tracking`, { key })).body.status as string;
     const cargoRows = (ids: string[]) =>
-      db.database.write.selectFrom('cargo').selectAll().where('id', 'in', ids).orderBy('id').execute();
+      h.db.database.write.selectFrom('cargo').selectAll().where('id', 'in', ids).orderBy('id').execute();
 
     test('a svc-mock cargo goes pending → batched → processing → completed with a section 2.4 result', async () => {
-      const { worker } = await testWorker(db.database, clock, { latencyMs: 60_000 });
-      const { key } = await createProjectWithKey(db.database);
+      const { worker } = await h.worker({ latencyMs: 60_000 });
+      const { key } = await createProjectWithKey(h.db.database);
       const id = await load(key, mockBody('Tell me about barges', { metadata: { order: 7, tag: 'x' } }));
       assert.equal(await status(key, id), 'pending');
-      const notReady = await app.request('GET', `/cargo/${id}/result`, { key });
+      const notReady = await h.app.request('GET', `/cargo/${id}/result`, { key });
       assert.equal(notReady.status, 409);
       assert.equal(notReady.body.detail.status, 'pending');
 
@@ -48,7 +39,7 @@ for (const backend of await backends()) {
       assert.equal(await status(key, id), 'processing');
       const [row] = await cargoRows([id]);
       assert.ok(row?.batch_id, 'the cargo belongs to a batch');
-      const processing = await app.request('GET', `/cargo/${id}/result`, { key });
+      const processing = await h.app.request('GET', `/cargo/${id}/result`, { key });
       assert.equal(processing.status, 409);
       assert.deepEqual(processing.body.detail, {
         error: 'result_not_ready',
@@ -62,7 +53,7 @@ for (const backend of await backends()) {
       const endedAt = clock.now();
       await worker.runUntilIdle();
       assert.equal(await status(key, id), 'completed');
-      const result = await app.request('GET', `/cargo/${id}/result`, { key });
+      const result = await h.app.request('GET', `/cargo/${id}/result`, { key });
       assert.equal(result.status, 200);
       assert.deepEqual(Object.keys(result.body), [
         'cargo_id',
@@ -90,8 +81,8 @@ for (const backend of await backends()) {
     });
 
     test('a records cargo gets its records back in input order, failing as a whole if one failed', async () => {
-      const { worker } = await testWorker(db.database, clock, { latencyMs: 0 });
-      const { key } = await createProjectWithKey(db.database);
+      const { worker } = await h.worker({ latencyMs: 0 });
+      const { key } = await createProjectWithKey(h.db.database);
       const recordIds = ['zeta', 'alpha', 'mid', 'omega', 'beta'];
       const id = await load(key, {
         params: { model: 'svc-mock', max_tokens: 50 },
@@ -110,7 +101,7 @@ for (const backend of await backends()) {
       clock.advance(500);
       await worker.runUntilIdle();
 
-      const failed = await app.request('GET', `/cargo/${id}/result`, { key });
+      const failed = await h.app.request('GET', `/cargo/${id}/result`, { key });
       assert.equal(await status(key, id), 'failed');
       assert.equal(failed.body.success, false);
       assert.equal(failed.body.error_message, '1 of 5 records failed');
@@ -136,11 +127,11 @@ for (const backend of await backends()) {
       assert.equal(beta.response.stop_reason, 'max_tokens');
       assert.equal(beta.response.usage.output_tokens, 3);
 
-      const whole = await app.request('GET', `/cargo/${ok}/result`, { key });
+      const whole = await h.app.request('GET', `/cargo/${ok}/result`, { key });
       assert.equal(whole.body.success, true);
       assert.equal(whole.body.error_message, null);
       assert.equal(whole.body.response.records[0].recordId, 'only');
-      const staged = await db.database.write
+      const staged = await h.db.database.write
         .selectFrom('record_results')
         .selectAll()
         .where('cargo_id', 'in', [id, ok])
@@ -149,13 +140,13 @@ for (const backend of await backends()) {
     });
 
     test('the fail trigger gives a failed cargo with the provider error in error_message', async () => {
-      const { worker } = await testWorker(db.database, clock, { latencyMs: 0 });
-      const { key } = await createProjectWithKey(db.database);
+      const { worker } = await h.worker({ latencyMs: 0 });
+      const { key } = await createProjectWithKey(h.db.database);
       const id = await load(key, mockBody('svc-mock:fail please', { metadata: { a: 1 } }));
       clock.advance(500);
       await worker.runUntilIdle();
       assert.equal(await status(key, id), 'failed');
-      const res = await app.request('GET', `/cargo/${id}/result`, { key });
+      const res = await h.app.request('GET', `/cargo/${id}/result`, { key });
       assert.equal(res.status, 200);
       assert.equal(res.body.success, false);
       assert.equal(res.body.response, null);
@@ -164,12 +155,12 @@ for (const backend of await backends()) {
     });
 
     test('groups flush when full and otherwise after their max wait; byte limits split batches', async () => {
-      const { worker } = await testWorker(db.database, clock, {
+      const { worker } = await h.worker({
         latencyMs: 0,
         limits: { maxBytes: 2_000 },
         settings: { batchMaxSize: 3, batchMaxWaitMs: 10_000 },
       });
-      const { key } = await createProjectWithKey(db.database);
+      const { key } = await createProjectWithKey(h.db.database);
       const ids: string[] = [];
       for (let i = 0; i < 7; i++) ids.push(await load(key, mockBody(`small ${i}`)));
       await worker.runUntilIdle();
@@ -194,7 +185,7 @@ for (const backend of await backends()) {
       await worker.runUntilIdle();
       rows = await cargoRows(big);
       assert.ok(rows.every((r) => r.status === 'completed'));
-      const batches = await db.database.write
+      const batches = await h.db.database.write
         .selectFrom('batches')
         .selectAll()
         .where(
@@ -208,33 +199,37 @@ for (const backend of await backends()) {
     });
 
     test('a group below the provider minimum is padded at its deadline, and the padding is discarded', async () => {
-      const { worker } = await testWorker(db.database, clock, { latencyMs: 0, limits: { minRequests: 5 } });
-      const { key } = await createProjectWithKey(db.database);
+      const { worker } = await h.worker({ latencyMs: 0, limits: { minRequests: 5 } });
+      const { key } = await createProjectWithKey(h.db.database);
       const ids = [await load(key, mockBody('one')), await load(key, mockBody('two'))];
       clock.advance(500);
       await worker.runUntilIdle();
       const rows = await cargoRows(ids);
       assert.ok(rows.every((r) => r.status === 'completed'));
-      const batch = await db.database.write
+      const batch = await h.db.database.write
         .selectFrom('batches')
         .selectAll()
         .where('id', '=', rows[0]?.batch_id as string)
         .executeTakeFirstOrThrow();
       assert.equal(batch.cargo_count, 2);
       assert.equal(batch.padding_count, 3);
-      const job = await db.database.write
+      const job = await h.db.database.write
         .selectFrom('mock_jobs')
         .selectAll()
         .where('batch_id', '=', batch.id)
         .executeTakeFirstOrThrow();
       assert.equal(job.request_count, 5, 'the provider received the minimum');
-      const results = await db.database.write.selectFrom('results').selectAll().where('cargo_id', 'in', ids).execute();
+      const results = await h.db.database.write
+        .selectFrom('results')
+        .selectAll()
+        .where('cargo_id', 'in', ids)
+        .execute();
       assert.equal(results.length, 2);
     });
 
     test('a job past its completion window is canceled and its cargo fail as expired', async () => {
-      const { worker } = await testWorker(db.database, clock, { latencyMs: 30 * HOUR });
-      const { key } = await createProjectWithKey(db.database);
+      const { worker } = await h.worker({ latencyMs: 30 * HOUR });
+      const { key } = await createProjectWithKey(h.db.database);
       const id = await load(key, mockBody('slow one'));
       clock.advance(500);
       await worker.runUntilIdle();
@@ -245,10 +240,10 @@ for (const backend of await backends()) {
       clock.advance(HOUR);
       await worker.runUntilIdle();
       assert.equal(await status(key, id), 'failed');
-      const res = await app.request('GET', `/cargo/${id}/result`, { key });
+      const res = await h.app.request('GET', `/cargo/${id}/result`, { key });
       assert.match(res.body.error_message, /^expired: /);
       const [row] = await cargoRows([id]);
-      const batch = await db.database.write
+      const batch = await h.db.database.write
         .selectFrom('batches')
         .selectAll()
         .where('id', '=', row?.batch_id as string)
@@ -259,26 +254,26 @@ for (const backend of await backends()) {
     });
 
     test('a job the provider failed as a whole fails its cargo with the provider text', async () => {
-      const { worker } = await testWorker(db.database, clock, { latencyMs: 60_000 });
-      const { key } = await createProjectWithKey(db.database);
+      const { worker } = await h.worker({ latencyMs: 60_000 });
+      const { key } = await createProjectWithKey(h.db.database);
       const id = await load(key, mockBody('doomed'));
       clock.advance(500);
       await worker.runUntilIdle();
       const [row] = await cargoRows([id]);
       // The provider loses the job: svc-mock then reports it failed.
-      await db.database.write
+      await h.db.database.write
         .deleteFrom('mock_jobs')
         .where('batch_id', '=', row?.batch_id as string)
         .execute();
       clock.advance(60_000);
       await worker.runUntilIdle();
       assert.equal(await status(key, id), 'failed');
-      const res = await app.request('GET', `/cargo/${id}/result`, { key });
+      const res = await h.app.request('GET', `/cargo/${id}/result`, { key });
       assert.match(res.body.error_message, /^errored: the provider failed the batch: svc-mock: no job job_/);
     });
 
     test('submitting the same batch twice creates one provider job', async () => {
-      const { mock } = await testWorker(db.database, clock, { latencyMs: 0 });
+      const { mock } = await h.worker({ latencyMs: 0 });
       const request = {
         batchId: `bat_twice_${backend.name}`,
         model: 'svc-mock',
@@ -290,25 +285,25 @@ for (const backend of await backends()) {
     });
 
     test('results past their retention are purged, leaving what 410 needs', async () => {
-      const { worker } = await testWorker(db.database, clock, { latencyMs: 0 });
-      const { key } = await createProjectWithKey(db.database);
+      const { worker } = await h.worker({ latencyMs: 0 });
+      const { key } = await createProjectWithKey(h.db.database);
       const short = await load(key, mockBody('short-lived', { result_ttl_seconds: 3600 }));
       const long = await load(key, mockBody('long-lived'));
       clock.advance(500);
       await worker.runUntilIdle();
-      assert.equal((await app.request('GET', `/cargo/${short}/result`, { key })).status, 200);
+      assert.equal((await h.app.request('GET', `/cargo/${short}/result`, { key })).status, 200);
 
       clock.advance(HOUR - 1);
       await worker.runUntilIdle();
-      assert.equal((await app.request('GET', `/cargo/${short}/result`, { key })).status, 200);
+      assert.equal((await h.app.request('GET', `/cargo/${short}/result`, { key })).status, 200);
       clock.advance(1);
       await worker.runUntilIdle();
-      const gone = await app.request('GET', `/cargo/${short}/result`, { key });
+      const gone = await h.app.request('GET', `/cargo/${short}/result`, { key });
       assert.equal(gone.status, 410);
       assert.deepEqual(gone.body, {
         detail: { error: 'result_expired', message: gone.body.detail.message, cargo_id: short, status: 'completed' },
       });
-      const purged = await db.database.write
+      const purged = await h.db.database.write
         .selectFrom('results')
         .selectAll()
         .where('cargo_id', '=', short)
@@ -316,7 +311,7 @@ for (const backend of await backends()) {
       assert.equal(purged.response, null);
       assert.notEqual(purged.purged_at, null);
       assert.equal(await status(key, short), 'completed', 'tracking still knows the last status');
-      assert.equal((await app.request('GET', `/cargo/${long}/result`, { key })).status, 200);
+      assert.equal((await h.app.request('GET', `/cargo/${long}/result`, { key })).status, 200);
     });
   });
 }

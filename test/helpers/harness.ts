@@ -1,0 +1,57 @@
+import { after, before } from 'node:test';
+import type { Config } from '../../src/config.js';
+import { type Clock, systemClock } from '../../src/domain/clock.js';
+import type { Service } from '../../src/service.js';
+import { startTestApp, type TestApp } from './app.js';
+import type { Backend, TestDatabase } from './backends.js';
+import { testWorker } from './pipeline.js';
+
+/**
+ * One suite's service over one backend, with its own setup and teardown: called inside a
+ * `describe`, it registers a `before` that makes a fresh database and starts the API of a service
+ * composed by createService on a loopback port, and an `after` that closes the workers made with
+ * `worker()`, the API, and drops the database. Every suite that talks to the API starts this way.
+ */
+export interface Harness {
+  /** The suite's database (valid once its `before` has run). */
+  readonly db: TestDatabase;
+  /** The suite's API server. */
+  readonly app: TestApp;
+  /** The workers of a service over the same database, closed with the suite. */
+  worker(options?: Parameters<typeof testWorker>[2]): ReturnType<typeof testWorker>;
+}
+
+export function harness(backend: Backend, options: { clock?: Clock; config?: Partial<Config> } = {}): Harness {
+  let db: TestDatabase | undefined;
+  let app: TestApp | undefined;
+  const workers: Service[] = [];
+  before(async () => {
+    db = await backend.create();
+    app = await startTestApp(db.database, options);
+  });
+  after(async () => {
+    for (const worker of workers.splice(0)) await worker.close();
+    await app?.close();
+    await db?.drop();
+  });
+  const ready = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the harness is used before its suite started');
+    return value;
+  };
+  return {
+    get db() {
+      return ready(db);
+    },
+    get app() {
+      return ready(app);
+    },
+    async worker(workerOptions = {}) {
+      const made = await testWorker(ready(db).database, options.clock ?? systemClock, {
+        config: options.config,
+        ...workerOptions,
+      });
+      workers.push(made.worker);
+      return made;
+    },
+  };
+}
