@@ -224,7 +224,13 @@ const SHAPE_COLUMNS = [
 
 /** Checks that the seeded rows of the drain run look exactly like what the API writes. */
 async function checkRowShape(database: Database, projectId: string): Promise<string | null> {
-  const apiRow = await database.write.selectFrom('cargo').selectAll().limit(1).executeTakeFirstOrThrow();
+  const apiRow = await database.write
+    .selectFrom('cargo as c')
+    .innerJoin('cargo_requests as q', 'q.cargo_id', 'c.id')
+    .selectAll('c')
+    .select(['q.request', 'q.metadata'])
+    .limit(1)
+    .executeTakeFirstOrThrow();
   const seeded = pendingRow(projectId, 0, CARGO);
   const differing = SHAPE_COLUMNS.filter((c) => apiRow[c] !== seeded[c]);
   return differing.length === 0 ? null : `seeded rows differ from the API's in: ${differing.join(', ')}`;

@@ -316,7 +316,8 @@ async function run(options: Options, receiver: Receiver, index: number, mode: Mo
     const results = await bench.database.write
       .selectFrom('results as r')
       .innerJoin('cargo as c', 'c.id', 'r.cargo_id')
-      .select(['r.cargo_id', 'r.created_at', 'r.success', 'r.response', 'r.error_message', 'c.metadata', 'c.status'])
+      .innerJoin('cargo_requests as q', 'q.cargo_id', 'c.id')
+      .select(['r.cargo_id', 'r.created_at', 'r.success', 'r.response', 'r.error_message', 'q.metadata', 'c.status'])
       .execute();
     const notDelivered = results.filter((r) => r.status !== 'callback_delivered').length;
     const missing = results.filter((r) => !arrivals.has(r.cargo_id)).length;

@@ -66,7 +66,8 @@ function isDatabaseUnavailable(error: { code?: string; message?: string }): bool
     code.startsWith('08') ||
     code === 'ECONNREFUSED' ||
     code === 'ECONNRESET' ||
-    /^Connection terminated/.test(error.message ?? '')
+    // pg's words for a connection that dropped under a query, or before it was handed out.
+    /^Connection terminated|connection error and is not queryable/.test(error.message ?? '')
   );
 }
 

@@ -1,15 +1,9 @@
-import type { ModelInput } from '../domain/cargo-request.js';
-import { customIdFor, paddingId } from '../domain/custom-ids.js';
 import { retryBackoffMs } from '../domain/polling.js';
-import type { BatchRequest } from '../providers/provider.js';
 import type { BatchRow } from '../store/batches/due.js';
 import { markBatchSubmitted } from '../store/batches/mark-submitted.js';
-import { batchCargoRequests } from '../store/batches/requests.js';
+import { batchRequests } from '../store/batches/requests.js';
 import { rescheduleBatch } from '../store/batches/reschedule.js';
 import type { PipelineContext } from './context.js';
-
-/** The cheapest valid request, sent only to reach a provider's minimum batch size. */
-const PADDING_INPUT: ModelInput = { max_tokens: 1, messages: [{ role: 'user', content: '.' }] };
 
 /**
  * Sends a leased `submitting` batch to its provider. No transaction is open during the call. The
@@ -31,15 +25,18 @@ export async function submitBatch(ctx: PipelineContext, batch: BatchRow): Promis
     return;
   }
   try {
-    // The request list lives only while it is built and handed over, a bounded number at a time.
-    const { jobId, requestCount, padding } = await ctx.budgets.submissions.run(batch.request_bytes, async () => {
-      const { requests, padding } = await providerRequests(ctx, batch, provider.limits.minRequests);
-      // A turn for the rest of the event loop: reading and parsing a large batch is synchronous,
-      // and so may be what the provider does with it next.
-      await new Promise((resolve) => setImmediate(resolve));
-      const { jobId } = await provider.submit({ batchId: batch.id, model: batch.provider_model, requests });
-      return { jobId, requestCount: requests.length, padding };
-    });
+    // The requests stream from the store as the provider consumes them; a bounded number of
+    // batches are handed over at a time, as a provider may hold what it was given until it sends.
+    const requestCount = Math.max(batch.request_count, provider.limits.minRequests);
+    const padding = requestCount - batch.request_count;
+    const { jobId } = await ctx.budgets.submissions.run(batch.request_bytes, () =>
+      provider.submit({
+        batchId: batch.id,
+        model: batch.provider_model,
+        requestCount,
+        requests: batchRequests(ctx.database, batch.id, requestCount),
+      }),
+    );
     const submittedAt = ctx.clock.now();
     const marked = await markBatchSubmitted(ctx.database, {
       batchId: batch.id,
@@ -67,22 +64,4 @@ export async function submitBatch(ctx: PipelineContext, batch: BatchRow): Promis
       error: err instanceof Error ? err.message : String(err),
     });
   }
-}
-
-/** The batch's provider requests, in cargo order, padded up to the provider's minimum. */
-async function providerRequests(
-  ctx: PipelineContext,
-  batch: BatchRow,
-  minRequests: number,
-): Promise<{ requests: BatchRequest[]; padding: number }> {
-  const requests: BatchRequest[] = [];
-  for (const cargo of await batchCargoRequests(ctx.database, batch.id)) {
-    const { requests: inputs } = JSON.parse(cargo.request) as { requests: { modelInput: ModelInput }[] };
-    inputs.forEach((r, i) => {
-      requests.push({ customId: customIdFor(cargo.id, cargo.is_records === 1 ? i : null), input: r.modelInput });
-    });
-  }
-  const padding = Math.max(0, minRequests - requests.length);
-  for (let i = 0; i < padding; i++) requests.push({ customId: paddingId(i), input: PADDING_INPUT });
-  return { requests, padding };
 }

@@ -1,5 +1,7 @@
-import type { ModelInput } from '../domain/cargo-request.js';
+import type { BatchRequest } from '../domain/batch-requests.js';
 import type { ModelMessage } from '../domain/model-message.js';
+
+export type { BatchRequest };
 
 /**
  * The one interface every batch provider implements, shaped after the real batch APIs
@@ -19,18 +21,15 @@ export interface ProviderLimits {
   defaultMaxWaitMs: number;
 }
 
-export interface BatchRequest {
-  /** Unique within the batch, `^[a-zA-Z0-9_-]{1,64}$` (the strictest provider rule). */
-  customId: string;
-  input: ModelInput;
-}
-
 export interface SubmitRequest {
   /** Our batch id. Submitting the same batch id twice must not create two jobs. */
   batchId: string;
   /** The provider's model id; one model per job (Bedrock and OpenAI require it). */
   model: string;
-  requests: BatchRequest[];
+  /** How many requests `requests` yields (padding included). */
+  requestCount: number;
+  /** The requests in batch order, read from the store as they are consumed: stream them. */
+  requests: AsyncIterable<BatchRequest>;
 }
 
 export type JobStatus =

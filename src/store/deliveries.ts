@@ -214,6 +214,7 @@ function heldQuery(db: Kysely<Schema>, ids: string[], lockedBy: string) {
   return db
     .selectFrom('deliveries as d')
     .innerJoin('cargo as c', 'c.id', 'd.cargo_id')
+    .innerJoin('cargo_requests as q', 'q.cargo_id', 'c.id')
     .innerJoin('results as r', 'r.cargo_id', 'c.id')
     .innerJoin('projects as p', 'p.id', 'c.project_id')
     .selectAll('d')
@@ -221,7 +222,7 @@ function heldQuery(db: Kysely<Schema>, ids: string[], lockedBy: string) {
       'c.project_id',
       'c.callback_url',
       'c.callback',
-      'c.metadata',
+      'q.metadata',
       'r.success',
       'r.response',
       'r.error_message',

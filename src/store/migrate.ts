@@ -6,6 +6,7 @@ import * as deliveries from './migrations/003_deliveries.js';
 import * as connections from './migrations/004_connections.js';
 import * as targetsOutbox from './migrations/005_targets_outbox.js';
 import * as resultDeliveriesOnce from './migrations/006_result_deliveries_once.js';
+import * as narrowCargo from './migrations/009_narrow_cargo.js';
 
 interface Migration {
   up(db: Kysely<any>, dialect: Database['dialect']): Promise<void>;
@@ -21,6 +22,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['004_connections', connections],
   ['005_targets_outbox', targetsOutbox],
   ['006_result_deliveries_once', resultDeliveriesOnce],
+  ['009_narrow_cargo', narrowCargo],
 ];
 
 export interface MigrationReport {
@@ -32,9 +34,10 @@ export interface MigrationReport {
  * row. Kysely's Migrator is not used: it inspects the tables of every schema in the database, which
  * breaks when another installation (or test run) in the same PostgreSQL database drops its schema
  * meanwhile. Concurrent starts take turns on an advisory lock (PostgreSQL) or the write lock
- * (SQLite), so each migration runs once.
+ * (SQLite), so each migration runs once. `through` stops after the named migration (the upgrade
+ * tests build an older schema with it).
  */
-export async function migrate(database: Database): Promise<MigrationReport> {
+export async function migrate(database: Database, options: { through?: string } = {}): Promise<MigrationReport> {
   const db = database.write as unknown as Kysely<any>;
   const lock = (tx: Kysely<any>) =>
     database.dialect === 'postgres'
@@ -73,6 +76,7 @@ export async function migrate(database: Database): Promise<MigrationReport> {
     } finally {
       if (foreignKeysOff) await sql`pragma foreign_keys = on`.execute(db);
     }
+    if (name === options.through) break;
   }
   return { applied };
 }

@@ -17,6 +17,7 @@ export interface Schema {
   projects: ProjectsTable;
   api_keys: ApiKeysTable;
   cargo: CargoTable;
+  cargo_requests: CargoRequestsTable;
   results: ResultsTable;
   rate_limit_windows: RateLimitWindowsTable;
   batches: BatchesTable;
@@ -63,14 +64,10 @@ export interface CargoTable {
   model: string;
   provider: string;
   provider_model: string;
-  /** JSON: `{requests: [{recordId?, modelInput}]}`, one entry per provider request. */
-  request: string;
   request_count: number;
   /** 1 when the cargo was submitted with `records` (its result is a records list). */
   is_records: number;
   request_bytes: number;
-  /** JSON text of the submitted metadata, or null. */
-  metadata: string | null;
   result_ttl_seconds: number;
   callback_url: string | null;
   /** JSON of the `callback` object (object-store delivery), or null. */
@@ -78,6 +75,15 @@ export interface CargoTable {
   created_at: number;
   updated_at: number;
   batch_id: Generated<string | null>;
+}
+
+/** What a cargo was sent with, written once: kept apart so status changes rewrite a narrow row. */
+export interface CargoRequestsTable {
+  cargo_id: string;
+  /** JSON: `{requests: [{recordId?, modelInput}]}`, one entry per provider request. */
+  request: string;
+  /** JSON text of the submitted metadata, as the client wrote it, or null. */
+  metadata: string | null;
 }
 
 export interface ResultsTable {
@@ -139,8 +145,6 @@ export interface MockJobsTable {
   id: string;
   batch_id: string;
   model: string;
-  /** JSONL of `{custom_id, params}`, one line per request, as a real provider would hold it. */
-  input: string;
   request_count: number;
   created_at: number;
   ends_at: number;

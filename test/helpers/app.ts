@@ -92,3 +92,14 @@ export const mockBody = (content = 'Hello there', extra: Record<string, unknown>
   params: { model: 'svc-mock', messages: [{ role: 'user', content }] },
   ...extra,
 });
+
+/** A cargo row as stored, with what it was sent with (cargo_requests). */
+export function storedCargo(database: Database, cargoId: string) {
+  return database.read
+    .selectFrom('cargo as c')
+    .innerJoin('cargo_requests as q', 'q.cargo_id', 'c.id')
+    .selectAll('c')
+    .select(['q.request', 'q.metadata'])
+    .where('c.id', '=', cargoId)
+    .executeTakeFirstOrThrow();
+}

@@ -15,8 +15,15 @@ import { migrate } from '../../src/store/migrate.js';
  */
 export interface Backend {
   name: 'sqlite' | 'sqlite-memory' | 'postgres';
-  /** A fresh, migrated, empty database; `url` opens the same one from another process. */
-  create(): Promise<TestDatabase>;
+  /**
+   * A fresh, migrated, empty database; `url` opens the same one from another process.
+   * `migrateThrough` stops at an older migration (upgrade tests).
+   */
+  create(options?: CreateOptions): Promise<TestDatabase>;
+}
+
+export interface CreateOptions {
+  migrateThrough?: string;
 }
 
 export interface TestDatabase {
@@ -50,11 +57,11 @@ async function checkPostgres(): Promise<boolean> {
 
 const sqlite: Backend = {
   name: 'sqlite',
-  async create() {
+  async create(options: CreateOptions = {}) {
     const dir = mkdtempSync(join(tmpdir(), 'barge-test-'));
     const url = `sqlite:${join(dir, 'barge.sqlite')}`;
     const database = openDatabase(url);
-    await migrate(database);
+    await migrate(database, { through: options.migrateThrough });
     return {
       database,
       url,
@@ -68,9 +75,9 @@ const sqlite: Backend = {
 
 const sqliteMemory: Backend = {
   name: 'sqlite-memory',
-  async create() {
+  async create(options: CreateOptions = {}) {
     const database = openDatabase('sqlite::memory:');
-    await migrate(database);
+    await migrate(database, { through: options.migrateThrough });
     return {
       database,
       get url(): string {
@@ -83,14 +90,14 @@ const sqliteMemory: Backend = {
 
 const postgres: Backend = {
   name: 'postgres',
-  async create() {
+  async create(options: CreateOptions = {}) {
     const schema = `barge_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
     const admin = new pg.Client({ connectionString: PG_URL });
     await admin.connect();
     await admin.query(`create schema ${schema}`);
     await admin.end();
     const database = openDatabase(PG_URL, { schema });
-    await migrate(database);
+    await migrate(database, { through: options.migrateThrough });
     const url = new URL(PG_URL);
     url.searchParams.set('options', `-c search_path=${schema}`);
     return {

@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { deflateSync, gzipSync } from 'node:zlib';
 import Fastify from 'fastify';
 import { clientErrorHandler } from '../../src/http/errors.js';
-import { createProjectWithKey, mockBody, startTestApp, type TestApp } from '../helpers/app.js';
+import { createProjectWithKey, mockBody, startTestApp, storedCargo, type TestApp } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
 
 /** What came back, from fetch or parsed off a raw socket. */
@@ -363,11 +363,7 @@ for (const backend of await backends()) {
         assert.equal(res.status, 200, res.text);
         const { cargo_id } = JSON.parse(res.text);
         assert.match(cargo_id, /^crg_/);
-        const row = await db.database.write
-          .selectFrom('cargo')
-          .select('metadata')
-          .where('id', '=', cargo_id)
-          .executeTakeFirstOrThrow();
+        const row = await storedCargo(db.database, cargo_id);
         assert.equal(row.metadata, METADATA_TEXT);
       });
     }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { createProjectWithKey, mockBody, startTestApp, type TestApp } from '../helpers/app.js';
+import { createProjectWithKey, mockBody, startTestApp, storedCargo, type TestApp } from '../helpers/app.js';
 import { assertErrorList, assertInvalidField } from '../helpers/assertions.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
 import { jsonValueOfLength, metadataOfBytes, metadataWithEntries } from '../helpers/metadata.js';
@@ -36,8 +36,7 @@ for (const backend of await backends()) {
       target.request('POST', '/cargo/load', { key, body });
     const loadRaw = (key: string, rawBody: string) =>
       app.request('POST', '/cargo/load', { key, rawBody, headers: { 'content-type': 'application/json' } });
-    const stored = (cargoId: string) =>
-      db.database.write.selectFrom('cargo').selectAll().where('id', '=', cargoId).executeTakeFirstOrThrow();
+    const stored = (cargoId: string) => storedCargo(db.database, cargoId);
     const storedRequests = async (cargoId: string) => JSON.parse((await stored(cargoId)).request).requests;
     const cargoCount = async (projectId: string) =>
       (await db.database.write.selectFrom('cargo').select('id').where('project_id', '=', projectId).execute()).length;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { createProjectWithKey, mockBody, startTestApp, type TestApp } from '../helpers/app.js';
+import { createProjectWithKey, mockBody, startTestApp, storedCargo, type TestApp } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
 
 for (const backend of await backends()) {
@@ -27,11 +27,7 @@ for (const backend of await backends()) {
         message: 'Cargo loaded successfully',
       });
 
-      const row = await db.database.write
-        .selectFrom('cargo')
-        .selectAll()
-        .where('id', '=', res.body.cargo_id)
-        .executeTakeFirstOrThrow();
+      const row = await storedCargo(db.database, res.body.cargo_id);
       assert.equal(row.project_id, projectId);
       assert.equal(row.status, 'pending');
       assert.equal(row.metadata, '{"a":1}');

@@ -277,7 +277,10 @@ for (const backend of await backends()) {
       const request = {
         batchId: `bat_twice_${backend.name}`,
         model: 'svc-mock',
-        requests: [{ customId: 'c1', input: { max_tokens: 5, messages: [{ role: 'user' as const, content: 'x' }] } }],
+        requestCount: 1,
+        requests: (async function* () {
+          yield { customId: 'c1', input: '{"max_tokens":5,"messages":[{"role":"user","content":"x"}]}' };
+        })(),
       };
       const first = await mock.submit(request);
       const second = await mock.submit(request);

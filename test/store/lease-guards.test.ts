@@ -9,6 +9,7 @@ import { noMetrics, silentLogger } from '../../src/ports.js';
 import type { Provider, SubmitRequest } from '../../src/providers/provider.js';
 import { claimDueBatches } from '../../src/store/batches/due.js';
 import { formBatch } from '../../src/store/batches/form.js';
+import { insertCargo } from '../../src/store/cargo/insert.js';
 import { claimDueDeliveries, createRedelivery, recordAttempts } from '../../src/store/deliveries.js';
 import { LeaseLostError } from '../../src/store/leases.js';
 import { type NewResult, storeResults } from '../../src/store/results/store.js';
@@ -41,9 +42,8 @@ for (const backend of await backends()) {
       const { projectId } = await createProjectWithKey(db.database);
       const cargoId = newId('crg', T0);
       const batchId = newId('bat', T0);
-      await db.database.write
-        .insertInto('cargo')
-        .values({
+      await insertCargo(db.database, [
+        {
           id: cargoId,
           project_id: projectId,
           status: 'pending',
@@ -60,8 +60,8 @@ for (const backend of await backends()) {
           callback: null,
           created_at: T0,
           updated_at: T0,
-        })
-        .execute();
+        },
+      ]);
       const formed = await formBatch(db.database, {
         batchId,
         provider: 'lease-test',

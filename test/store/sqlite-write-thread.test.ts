@@ -36,6 +36,9 @@ function cargoRow(projectId: string, now: number, id = newId('crg', now)): NewCa
   };
 }
 
+/** The cargo row alone, for statements written straight into the cargo table. */
+const cargoOnly = ({ request: _, metadata: __, ...row }: NewCargo) => row;
+
 async function countCargo(database: Database, ids: string[]): Promise<number> {
   const row = await database.read
     .selectFrom('cargo')
@@ -103,8 +106,8 @@ describe('SQLite write thread', () => {
     const duplicate = cargoRow(projectId, Date.now(), good.id);
     await assert.rejects(
       database.write.transaction().execute(async (tx) => {
-        await tx.insertInto('cargo').values(good).execute();
-        await tx.insertInto('cargo').values(duplicate).execute();
+        await tx.insertInto('cargo').values(cargoOnly(good)).execute();
+        await tx.insertInto('cargo').values(cargoOnly(duplicate)).execute();
       }),
       (err: { code?: string }) => err.code === 'SQLITE_CONSTRAINT_PRIMARYKEY',
     );
@@ -116,7 +119,7 @@ describe('SQLite write thread', () => {
       Array.from({ length: 20 }, async () =>
         database.write.transaction().execute(async (tx) => {
           const row = cargoRow(projectId, Date.now());
-          await tx.insertInto('cargo').values(row).execute();
+          await tx.insertInto('cargo').values(cargoOnly(row)).execute();
           const seen = await tx.selectFrom('cargo').select('id').where('id', '=', row.id).executeTakeFirst();
           assert.equal(seen?.id, row.id);
           return row.id;

@@ -1,5 +1,6 @@
 import type { Clock } from '../../domain/clock.js';
 import { newId } from '../../domain/ids.js';
+import { batchRequests } from '../../store/batches/requests.js';
 import type { Database } from '../../store/database.js';
 import {
   cancelMockJob,
@@ -8,15 +9,13 @@ import {
   findMockJobState,
   insertMockJob,
 } from '../../store/mock-jobs.js';
-import type { JobStatus, Provider, ProviderLimits, RequestResult, SubmitRequest } from '../provider.js';
+import type { BatchRequest, JobStatus, Provider, ProviderLimits, RequestResult, SubmitRequest } from '../provider.js';
 import { mockRespond } from './responder.js';
 
 const DAY = 86_400_000;
-/**
- * Long-ended jobs are deleted at most this often. The deletion scans every job row, and reaching
- * `ends_at` means reading past each job's input (megabytes for a large batch): on every submit,
- * that cost grew with the number of jobs kept.
- */
+/** Results come back shuffled within windows of this many: out of order, in bounded memory. */
+const SHUFFLE_WINDOW = 2000;
+/** Long-ended jobs are deleted at most this often: the deletion scans every job row. */
 const CLEANUP_EVERY_MS = 3_600_000;
 
 export const MOCK_LIMITS: ProviderLimits = {
@@ -53,17 +52,17 @@ export class MockProvider implements Provider {
     this.limits = { ...MOCK_LIMITS, ...options.limits };
   }
 
+  /**
+   * Records the job. Its requests are not read here nor kept: `results` replays them from the
+   * batch, which the store keeps until the results are in.
+   */
   async submit(request: SubmitRequest): Promise<{ jobId: string }> {
     const now = this.clock.now();
-    const input = request.requests
-      .map((r) => JSON.stringify({ custom_id: r.customId, params: { model: request.model, ...r.input } }))
-      .join('\n');
     const job = {
       id: newId('job', now),
       batch_id: request.batchId,
       model: request.model,
-      input,
-      request_count: request.requests.length,
+      request_count: request.requestCount,
       created_at: now,
       ends_at: now + this.options.latencyMs,
       canceled_at: null,
@@ -88,28 +87,36 @@ export class MockProvider implements Provider {
   async *results(jobId: string): AsyncIterable<RequestResult> {
     const job = await findMockJob(this.database, jobId);
     if (!job) return;
-    const lines = job.input.split('\n');
     const canceledEarly = job.canceled_at !== null && job.canceled_at < job.ends_at;
-    for (const i of shuffledIndexes(lines.length, job.id)) {
-      const { custom_id, params } = JSON.parse(lines[i] as string) as {
-        custom_id: string;
-        params: { model: string } & Parameters<typeof mockRespond>[1];
-      };
-      if (canceledEarly) {
-        yield {
-          customId: custom_id,
-          success: false,
-          kind: 'canceled',
-          error: 'canceled: the batch was canceled before this request ran',
-        };
-        continue;
+    let window: BatchRequest[] = [];
+    const shuffled = function* (requests: BatchRequest[]) {
+      for (const i of shuffledIndexes(requests.length, `${job.id}${requests[0]?.customId}`)) {
+        yield requests[i] as BatchRequest;
       }
-      const { model, ...input } = params;
-      const outcome = mockRespond(model, input);
-      yield outcome.success
-        ? { customId: custom_id, success: true, response: outcome.response }
-        : { customId: custom_id, success: false, kind: outcome.kind, error: outcome.error };
+    };
+    for await (const request of batchRequests(this.database, job.batch_id, job.request_count)) {
+      window.push(request);
+      if (window.length < SHUFFLE_WINDOW) continue;
+      for (const r of shuffled(window)) yield this.respond(job.model, r, canceledEarly);
+      window = [];
     }
+    for (const r of shuffled(window)) yield this.respond(job.model, r, canceledEarly);
+  }
+
+  private respond(model: string, request: BatchRequest, canceledEarly: boolean): RequestResult {
+    const customId = request.customId;
+    if (canceledEarly) {
+      return {
+        customId,
+        success: false,
+        kind: 'canceled',
+        error: 'canceled: the batch was canceled before this request ran',
+      };
+    }
+    const outcome = mockRespond(model, JSON.parse(request.input) as Parameters<typeof mockRespond>[1]);
+    return outcome.success
+      ? { customId, success: true, response: outcome.response }
+      : { customId, success: false, kind: outcome.kind, error: outcome.error };
   }
 
   async cancel(jobId: string): Promise<void> {

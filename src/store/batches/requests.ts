@@ -1,17 +1,47 @@
+import {
+  type BatchRequest,
+  paddingRequests,
+  requestsOfCargo,
+  type StoredCargoRequest,
+} from '../../domain/batch-requests.js';
 import type { Database } from '../database.js';
 
-export interface BatchCargo {
-  id: string;
-  request: string;
-  is_records: number;
+/** Cargo read at once: enough per round trip, and a bounded slice of a large batch in memory. */
+const PAGE = 500;
+
+/**
+ * The requests of a batch's cargo, in cargo order, a page at a time: a 100,000-request batch is
+ * never held whole (the submitter streams them to the provider, svc-mock replays them).
+ */
+export async function* batchCargoRequests(database: Database, batchId: string): AsyncIterable<StoredCargoRequest> {
+  let after = '';
+  for (;;) {
+    const page = await database.read
+      .selectFrom('cargo as c')
+      .innerJoin('cargo_requests as q', 'q.cargo_id', 'c.id')
+      .select(['c.id', 'q.request', 'c.is_records'])
+      .where('c.batch_id', '=', batchId)
+      .where('c.id', '>', after)
+      .orderBy('c.id')
+      .limit(PAGE)
+      .execute();
+    yield* page;
+    if (page.length < PAGE) return;
+    after = (page[page.length - 1] as StoredCargoRequest).id;
+  }
 }
 
-/** The provider requests of a batch, in cargo order. */
-export async function batchCargoRequests(database: Database, batchId: string): Promise<BatchCargo[]> {
-  return database.read
-    .selectFrom('cargo')
-    .select(['id', 'request', 'is_records'])
-    .where('batch_id', '=', batchId)
-    .orderBy('id')
-    .execute();
+/**
+ * A batch's provider requests in cargo order, then padding up to `total` requests (a provider's
+ * minimum): what the submitter streams to the provider, and what svc-mock replays.
+ */
+export async function* batchRequests(database: Database, batchId: string, total: number): AsyncIterable<BatchRequest> {
+  let count = 0;
+  for await (const cargo of batchCargoRequests(database, batchId)) {
+    for (const request of requestsOfCargo(cargo)) {
+      count++;
+      yield request;
+    }
+  }
+  yield* paddingRequests(count, total);
 }

@@ -27,11 +27,12 @@ export async function findCargoForProject(
 ): Promise<CargoView | undefined> {
   const row = await database.read
     .selectFrom('cargo as c')
+    .innerJoin('cargo_requests as q', 'q.cargo_id', 'c.id')
     .leftJoin('results as r', 'r.cargo_id', 'c.id')
     .select([
       'c.id',
       'c.status',
-      'c.metadata',
+      'q.metadata',
       'c.created_at',
       'c.updated_at',
       'c.callback_url',

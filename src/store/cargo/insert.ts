@@ -1,10 +1,11 @@
 import type { Insertable } from 'kysely';
 import type { Database } from '../database.js';
-import type { CargoTable } from '../schema.js';
+import type { CargoRequestsTable, CargoTable } from '../schema.js';
 
-export type NewCargo = Insertable<CargoTable>;
+/** A new cargo: its row, and what it was sent with (kept in cargo_requests). */
+export type NewCargo = Insertable<CargoTable> & Omit<CargoRequestsTable, 'cargo_id'>;
 
-// SQLite binds at most 32,766 parameters per statement; 15 columns × 1,000 rows stays well below.
+// SQLite binds at most 32,766 parameters per statement; 13 columns × 1,000 rows stays well below.
 const INSERT_CHUNK = 1000;
 /** A statement carries at most this much request text: far below PostgreSQL's 1 GB message limit. */
 const INSERT_CHUNK_BYTES = 16 * 1024 * 1024;
@@ -34,14 +35,16 @@ export async function insertCargo(database: Database, rows: NewCargo[]): Promise
     bytes += size;
   }
   if (part.length > 0) parts.push(part);
-  if (parts.length === 1) {
-    await db
-      .insertInto('cargo')
-      .values(parts[0] as NewCargo[])
-      .execute();
-    return;
-  }
   await db.transaction().execute(async (tx) => {
-    for (const rows of parts) await tx.insertInto('cargo').values(rows).execute();
+    for (const rows of parts) {
+      await tx
+        .insertInto('cargo')
+        .values(rows.map(({ request: _, metadata: __, ...row }) => row))
+        .execute();
+      await tx
+        .insertInto('cargo_requests')
+        .values(rows.map((r) => ({ cargo_id: r.id, request: r.request, metadata: r.metadata ?? null })))
+        .execute();
+    }
   });
 }

@@ -32,9 +32,9 @@ export async function cargoAwaitingResults(database: Database, batchId: string):
 /** A cargo's request as stored (JSON text). */
 export async function cargoRequest(database: Database, cargoId: string): Promise<string> {
   const row = await database.read
-    .selectFrom('cargo')
+    .selectFrom('cargo_requests')
     .select('request')
-    .where('id', '=', cargoId)
+    .where('cargo_id', '=', cargoId)
     .executeTakeFirstOrThrow();
   return row.request;
 }

@@ -42,7 +42,11 @@ export async function purgeExpiredResults(database: Database, now: number, limit
         .set({ response: null, error_message: null, purged_at: now })
         .where('cargo_id', 'in', part)
         .execute();
-      await tx.updateTable('cargo').set({ request: '{"requests":[]}' }).where('id', 'in', part).execute();
+      await tx
+        .updateTable('cargo_requests')
+        .set({ request: '{"requests":[]}' })
+        .where('cargo_id', 'in', part)
+        .execute();
     }
     return ids.length;
   });

@@ -1,0 +1,143 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { Kysely } from 'kysely';
+import { ManualClock } from '../../src/domain/clock.js';
+import { newId } from '../../src/domain/ids.js';
+import { ALL_CARGO_STATUSES } from '../../src/domain/lifecycle.js';
+import { findCargoForProject } from '../../src/store/cargo/find-for-project.js';
+import { migrate } from '../../src/store/migrate.js';
+import { createProjectWithKey, storedCargo } from '../helpers/app.js';
+import { backends } from '../helpers/backends.js';
+import { testWorker } from '../helpers/pipeline.js';
+
+/**
+ * A database of the schema before narrow cargo rows (migrations through 006), holding cargo in
+ * every status with requests, metadata, results, deliveries and svc-mock jobs, upgrades without
+ * losing a cargo: every request and metadata text is carried over byte for byte, and the service
+ * works on the upgraded data (a pending cargo of the old schema goes through the pipeline).
+ */
+const BEFORE = '006_result_deliveries_once';
+const T0 = Date.UTC(2026, 10, 23, 12);
+
+for (const backend of await backends()) {
+  describe(`upgrading a database with data on ${backend.name}`, () => {
+    test('every cargo, its request and metadata, and its result survive the narrow-rows migration', async () => {
+      const db = await backend.create({ migrateThrough: BEFORE });
+      try {
+        // The schema as it was: raw rows, with the columns that migration moves.
+        const old = db.database.write as unknown as Kysely<any>;
+        const { projectId } = await createProjectWithKey(db.database, { now: T0 });
+        const batchId = newId('bat', T0);
+        await old
+          .insertInto('batches')
+          .values({
+            id: batchId,
+            provider: 'mock',
+            provider_model: 'svc-mock',
+            status: 'ended',
+            job_id: 'job_old',
+            cargo_count: ALL_CARGO_STATUSES.length,
+            request_count: ALL_CARGO_STATUSES.length,
+            padding_count: 0,
+            request_bytes: 100,
+            created_at: T0,
+            submitted_at: T0,
+            deadline_at: T0 + 86_400_000,
+            next_check_at: T0,
+            canceled_at: null,
+            ended_at: T0,
+            end_reason: 'ended',
+            locked_by: null,
+            locked_until: null,
+            last_error: null,
+            updated_at: T0,
+          })
+          .execute();
+        await old
+          .insertInto('mock_jobs')
+          .values({
+            id: 'job_old',
+            batch_id: batchId,
+            model: 'svc-mock',
+            input: '{"custom_id":"x","params":{}}',
+            request_count: 1,
+            created_at: T0,
+            ends_at: T0,
+            canceled_at: null,
+          })
+          .execute();
+        const rows = ALL_CARGO_STATUSES.map((status, i) => ({
+          id: newId('crg', T0 + i),
+          project_id: projectId,
+          status,
+          model: 'svc-mock',
+          provider: 'mock',
+          provider_model: 'svc-mock',
+          // Text the API would never write itself: it must come back exactly as stored.
+          request: `{"requests":[{"modelInput":{"max_tokens":${i + 1},"messages":[{"role":"user","content":"upgrade ${status} é"}]}}]}`,
+          request_count: 1,
+          is_records: 0,
+          request_bytes: 100,
+          metadata: i % 2 === 0 ? `{"2":"two","big":12345678901234567890,"s":"${status}"}` : null,
+          result_ttl_seconds: 3600,
+          callback_url: status.startsWith('callback') ? 'https://example.com/hook' : null,
+          callback: null,
+          created_at: T0 + i,
+          updated_at: T0 + i,
+          batch_id: status === 'pending' ? null : batchId,
+        }));
+        await old.insertInto('cargo').values(rows).execute();
+        const finished = rows.filter((r) => !['pending', 'batched', 'processing'].includes(r.status));
+        await old
+          .insertInto('results')
+          .values(
+            finished.map((r) => ({
+              cargo_id: r.id,
+              success: 1,
+              response: `{"id":"msg_${r.id}"}`,
+              error_message: null,
+              created_at: T0,
+              expires_at: T0 + 3_600_000,
+              purged_at: null,
+            })),
+          )
+          .execute();
+
+        const report = await migrate(db.database);
+        assert.ok(report.applied.includes('009_narrow_cargo'), JSON.stringify(report));
+
+        for (const row of rows) {
+          const stored = await storedCargo(db.database, row.id);
+          assert.equal(stored.status, row.status);
+          assert.equal(stored.request, row.request, `the request of the ${row.status} cargo`);
+          assert.equal(stored.metadata, row.metadata, `the metadata of the ${row.status} cargo`);
+          assert.equal(stored.batch_id, row.batch_id);
+          const view = await findCargoForProject(db.database, projectId, row.id);
+          assert.equal(view?.metadata, row.metadata);
+          assert.equal(view?.result?.response ?? null, finished.includes(row) ? `{"id":"msg_${row.id}"}` : null);
+        }
+        const jobs = await db.database.read.selectFrom('mock_jobs').selectAll().execute();
+        assert.deepEqual(
+          jobs.map((j) => [j.id, j.batch_id, j.request_count]),
+          [['job_old', batchId, 1]],
+        );
+
+        // The pending cargo of the old schema goes through the upgraded pipeline.
+        const pending = rows.find((r) => r.status === 'pending');
+        assert.ok(pending);
+        const clock = new ManualClock(T0 + 60_000);
+        const { worker } = await testWorker(db.database, clock, { latencyMs: 0 });
+        clock.advance(1000);
+        await worker.runUntilIdle();
+        clock.advance(1000);
+        await worker.runUntilIdle();
+        const done = await findCargoForProject(db.database, projectId, pending.id);
+        assert.equal(done?.status, 'completed');
+        assert.match(done?.result?.response ?? '', /"role":"assistant"/);
+        await worker.close();
+      } finally {
+        await db.drop();
+      }
+    });
+  });
+}
