@@ -19,6 +19,12 @@ export interface Config {
   maxConnections: number;
   /** Bytes of request bodies held at once; a body past it is answered 503 with Retry-After. */
   inFlightBodyBytes: number;
+  metrics: {
+    /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
+    token: string | null;
+    /** `--role worker` has no API: it serves /health and /metrics on this port when set. */
+    workerPort: number | null;
+  };
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   rateLimit: { max: number; windowMs: number };
   /** How often the group-commit writer flushes queued submissions, at most. */
@@ -112,6 +118,10 @@ export function loadConfig(source: Env = process.env): Config {
     requestTimeoutMs: integer(read, 'BARGE_REQUEST_TIMEOUT_MS', 60_000, 1000, 3_600_000),
     maxConnections: integer(read, 'BARGE_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
     inFlightBodyBytes: integer(read, 'BARGE_INFLIGHT_BODY_BYTES', 128 * 1024 * 1024, 1024, 64 * 1024 ** 3),
+    metrics: {
+      token: read('BARGE_METRICS_TOKEN') ?? null,
+      workerPort: read('BARGE_METRICS_PORT') === undefined ? null : integer(read, 'BARGE_METRICS_PORT', 0, 0, 65535),
+    },
     logLevel: oneOf(read, 'BARGE_LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     rateLimit: {
       max: integer(read, 'BARGE_RATE_LIMIT_MAX', 6000, 1, 1e9),

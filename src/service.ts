@@ -7,8 +7,11 @@ import { awsDeliveryDeps } from './delivery/aws/connection-access.js';
 import { buildChannels, delivererSettings } from './delivery/registry.js';
 import { DeliveryWorker } from './delivery/worker.js';
 import { type Clock, systemClock } from './domain/clock.js';
-import { buildApp } from './http/app.js';
+import { buildApp, buildProbeServer } from './http/app.js';
 import { smtpMailer } from './mail/mailer.js';
+import { prometheusMetrics } from './metrics/prometheus.js';
+import { withProviderMetrics } from './metrics/provider-metrics.js';
+import { registerQueueGauges } from './metrics/queue-gauges.js';
 import { ByteBudget, DEFAULT_BUDGET_BYTES } from './pipeline/byte-budget.js';
 import { newWorkerId, PipelineWorker } from './pipeline/worker.js';
 import { type Metrics, noMetrics } from './ports.js';
@@ -69,7 +72,9 @@ export interface Service {
 export async function createService(deps: ServiceDeps): Promise<Service> {
   const { config, role } = deps;
   const clock = deps.clock ?? systemClock;
-  const metrics = deps.metrics ?? noMetrics;
+  // The process's Prometheus registry, served at GET /metrics; a caller may pass its own sink.
+  const prometheus = deps.metrics ? null : prometheusMetrics();
+  const metrics: Metrics = deps.metrics ?? prometheus ?? noMetrics;
   const logger =
     deps.logger ??
     pino({
@@ -101,6 +106,7 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
   if (role === 'all' || role === 'worker') {
     const providers = buildProviders(config, database, clock);
     for (const provider of deps.providers ?? []) providers.set(provider.name, provider);
+    for (const [name, provider] of providers) providers.set(name, withProviderMetrics(provider, metrics));
     const deliveryWorker = new DeliveryWorker({
       database,
       clock,
@@ -167,11 +173,21 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
     const cargoWriter = new GroupCommitWriter<NewCargo>(
       async (rows) => {
         await insertCargo(database, rows);
+        countAccepted(metrics, rows);
         await notifyNewCargo(database);
         pipeline?.wake();
       },
       // Bounded by bytes too: a group of large bodies stays one modest transaction (and statement).
-      { intervalMs: config.commitIntervalMs, maxRows: 5000, maxBytes: 32 * 1024 * 1024, rowBytes: cargoRowBytes },
+      {
+        intervalMs: config.commitIntervalMs,
+        maxRows: 5000,
+        maxBytes: 32 * 1024 * 1024,
+        rowBytes: cargoRowBytes,
+        onCommit: (rows, seconds) => {
+          metrics.observe('barge_group_commit_rows', rows);
+          metrics.observe('barge_group_commit_seconds', seconds);
+        },
+      },
     );
     writer = cargoWriter;
     app = await buildApp({
@@ -182,9 +198,15 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
       models: defaultModelRouter(),
       writeCargo: (row) => cargoWriter.write(row),
       version: packageVersion(),
+      ...(prometheus ? { metrics: { registry: prometheus.registry, token: config.metrics.token } } : {}),
     });
     url = await app.listen(deps.listen ?? { host: config.host, port: config.port });
+  } else if (prometheus && config.metrics.workerPort !== null) {
+    // A worker has no API; it answers /health and /metrics on a port of its own.
+    app = await buildProbeServer({ database, registry: prometheus.registry, token: config.metrics.token, logger });
+    url = await app.listen({ host: config.host, port: config.metrics.workerPort });
   }
+  if (prometheus) registerQueueGauges(prometheus, database, clock);
 
   let closing: Promise<void> | null = null;
   return {
@@ -281,4 +303,18 @@ async function createDevelopmentProject(
       '',
     ].join('\n'),
   );
+}
+
+/** Accepted cargo, counted by the provider and model routing chose. */
+function countAccepted(metrics: Metrics, rows: NewCargo[]): void {
+  const byModel = new Map<string, { provider: string; model: string; n: number }>();
+  for (const row of rows) {
+    const key = `${row.provider}\u0000${row.provider_model}`;
+    const entry = byModel.get(key);
+    if (entry) entry.n++;
+    else byModel.set(key, { provider: row.provider, model: row.provider_model, n: 1 });
+  }
+  for (const { provider, model, n } of byModel.values()) {
+    metrics.count('barge_cargo_moves_total', { status: 'pending', provider, model }, n);
+  }
 }

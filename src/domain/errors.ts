@@ -51,6 +51,8 @@ export const errors = {
   invalidApiKey: () => new ApiError('invalid_api_key', 401, 'Invalid API key.'),
   expiredApiKey: () => new ApiError('expired_api_key', 401, 'API key has expired.'),
   projectInactive: () => new ApiError('project_inactive', 403, 'Project is inactive.'),
+  metricsUnauthorized: () =>
+    new ApiError('metrics_unauthorized', 401, 'Metrics need the token: Authorization: Bearer <BARGE_METRICS_TOKEN>.'),
   rateLimited: (retryAfterSeconds: number) =>
     new ApiError('rate_limited', 429, 'Rate limit exceeded', {
       headers: { 'retry-after': String(retryAfterSeconds) },

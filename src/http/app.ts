@@ -1,4 +1,5 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Registry } from 'prom-client';
 import type { Config } from '../config.js';
 import type { Clock } from '../domain/clock.js';
 import type { ModelRouter } from '../providers/routing.js';
@@ -11,6 +12,7 @@ import { registerDocs } from './docs.js';
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './errors.js';
 import { installJsonBody } from './request-body.js';
 import { registerHealth } from './routes/health.js';
+import { registerMetrics } from './routes/metrics.js';
 import { boundedValidatorFactory } from './validation.js';
 
 export interface AppDeps {
@@ -23,6 +25,8 @@ export interface AppDeps {
   /** Durably stores a new cargo row; resolves once committed (the group-commit writer). */
   writeCargo: (row: NewCargo) => Promise<void>;
   version: string;
+  /** The process's metrics, served at GET /metrics. */
+  metrics?: { registry: Registry; token: string | null };
 }
 
 /** Builds the HTTP app from explicit dependencies; listening and signals are its caller's business. */
@@ -88,6 +92,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerDocs(app, deps.version);
 
   registerHealth(app, deps);
+  if (deps.metrics) registerMetrics(app, deps.metrics);
   await app.register(cargoRoutes, {
     authenticator: new Authenticator(deps.database, deps.clock, {
       cacheTtlMs: config.keyCacheTtlMs,
@@ -119,3 +124,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
 /** The router's limit on one path parameter; a longer one is answered 414. */
 const MAX_PARAM_LENGTH = 100;
+
+/** What a `--role worker` process serves when BARGE_METRICS_PORT is set: /health, /health/ready, /metrics. */
+export async function buildProbeServer(deps: {
+  database: Database;
+  registry: Registry;
+  token: string | null;
+  logger: FastifyBaseLogger;
+}): Promise<FastifyInstance> {
+  const app = Fastify({ loggerInstance: deps.logger });
+  registerHealth(app, deps);
+  registerMetrics(app, deps);
+  return app;
+}

@@ -43,6 +43,12 @@ export async function formDueBatches(ctx: PipelineContext): Promise<BatcherPass>
     });
     if (batch) {
       formed++;
+      ctx.metrics.count('barge_batches_formed_total', { provider: group.provider, model: group.providerModel });
+      ctx.metrics.count(
+        'barge_cargo_moves_total',
+        { status: 'batched', provider: group.provider, model: group.providerModel },
+        batch.cargoCount,
+      );
       ctx.log.info({ batch: batch.batchId, cargo: batch.cargoCount, requests: batch.requestCount }, 'batch formed');
     } else if (nextDueAt === null || dueAt < nextDueAt) {
       nextDueAt = dueAt;

@@ -14,7 +14,7 @@ import { extendLease } from '../store/leases.js';
 import { type AwaitingCargo, cargoAwaitingResults, cargoRequest } from '../store/results/awaiting.js';
 import { type StagedRecord, stagedRecordResults, stageRecordResults } from '../store/results/stage-records.js';
 import { type NewResult, storeResults } from '../store/results/store.js';
-import type { PipelineContext } from './context.js';
+import { countCargoMoves, type PipelineContext } from './context.js';
 
 /**
  * Results are written this many at a time: memory stays flat however large the batch, and each
@@ -65,7 +65,7 @@ async function collect(
   let leaseUntil = batch.locked_until ?? 0;
   const lease = { batchId: batch.id, workerId: ctx.workerId };
   const writer = new ChunkWriter(async (results, records) => {
-    await storeResults(ctx.database, lease, results, ctx.clock.now());
+    countCargoMoves(ctx, batch, await storeResults(ctx.database, lease, results, ctx.clock.now()));
     await stageRecordResults(ctx.database, lease, records);
     // Long collections keep their lease alive; losing it means another worker took over. Until
     // half of it has run no other worker can take the batch, so the extension (a commit of its

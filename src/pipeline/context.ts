@@ -32,3 +32,14 @@ export interface PipelineContext {
    */
   budgets: { submissions: ByteBudget; collections: ByteBudget };
 }
+
+/** Cargo a step moved, counted by status, provider and model (`barge_cargo_moves_total`). */
+export function countCargoMoves(
+  ctx: PipelineContext,
+  batch: { provider: string; provider_model: string },
+  movedTo: Map<string, number>,
+): void {
+  for (const [status, n] of movedTo) {
+    ctx.metrics.count('barge_cargo_moves_total', { status, provider: batch.provider, model: batch.provider_model }, n);
+  }
+}

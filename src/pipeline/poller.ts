@@ -5,7 +5,7 @@ import { markBatchCanceled, markBatchEnded, rescheduleBatch } from '../store/bat
 import { cargoAwaitingResults } from '../store/results/awaiting.js';
 import { storeResults } from '../store/results/store.js';
 import { collectResults } from './collector.js';
-import type { PipelineContext } from './context.js';
+import { countCargoMoves, type PipelineContext } from './context.js';
 
 /**
  * Looks at a leased `processing` batch: cancels it once its completion window has closed, collects
@@ -76,7 +76,7 @@ export async function checkBatch(ctx: PipelineContext, batch: BatchRow): Promise
 
 async function failAwaitingCargo(ctx: PipelineContext, batch: BatchRow, message: string): Promise<void> {
   const awaiting = await cargoAwaitingResults(ctx.database, batch.id);
-  await storeResults(
+  const moved = await storeResults(
     ctx.database,
     { batchId: batch.id, workerId: ctx.workerId },
     awaiting.map((c) => ({
@@ -91,4 +91,5 @@ async function failAwaitingCargo(ctx: PipelineContext, batch: BatchRow, message:
     })),
     ctx.clock.now(),
   );
+  countCargoMoves(ctx, batch, moved);
 }

@@ -3,7 +3,7 @@ import type { BatchRow } from '../store/batches/due.js';
 import { markBatchSubmitted } from '../store/batches/mark-submitted.js';
 import { batchRequests } from '../store/batches/requests.js';
 import { rescheduleBatch } from '../store/batches/reschedule.js';
-import type { PipelineContext } from './context.js';
+import { countCargoMoves, type PipelineContext } from './context.js';
 
 /**
  * Sends a leased `submitting` batch to its provider. No transaction is open during the call. The
@@ -54,6 +54,7 @@ export async function submitBatch(ctx: PipelineContext, batch: BatchRow): Promis
       return;
     }
     ctx.log.info({ batch: batch.id, job: jobId, requests: requestCount, padding }, 'batch submitted');
+    if (marked.recorded) countCargoMoves(ctx, batch, new Map([['processing', batch.cargo_count]]));
   } catch (err) {
     ctx.log.warn({ batch: batch.id, err }, 'batch submission failed; will retry');
     await rescheduleBatch(ctx.database, {

@@ -18,6 +18,8 @@ export class GroupCommitWriter<Row> {
       /** A group is also closed at this many bytes (rowBytes), so one commit stays a bounded size. */
       maxBytes?: number;
       rowBytes?: (row: Row) => number;
+      /** Told after each committed group: its rows and how long the commit took. */
+      onCommit?: (rows: number, seconds: number) => void;
     },
   ) {}
 
@@ -83,8 +85,10 @@ export class GroupCommitWriter<Row> {
 
   private flush(): Promise<void> {
     const group = this.takeGroup();
+    const started = performance.now();
     this.flushing = this.commit(group.map((w) => w.row)).then(
       () => {
+        this.options.onCommit?.(group.length, (performance.now() - started) / 1000);
         for (const w of group) w.resolve();
       },
       // One row the database refuses must not fail the others: commit them one by one.

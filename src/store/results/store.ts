@@ -24,15 +24,17 @@ export interface NewResult {
  * Stores results, creates their deliveries and moves their cargo on, in one transaction, under
  * the batch's lease (a collector that lost it writes nothing: LeaseLostError). Only cargo that
  * actually move from batched/processing get a result and deliveries, so a result stored twice (a
- * re-run after a crash, two collectors) never creates a second delivery.
+ * re-run after a crash, two collectors) never creates a second delivery. Resolves to how many
+ * cargo moved to each status.
  */
 export async function storeResults(
   database: Database,
   lease: BatchLease,
   results: NewResult[],
   now: number,
-): Promise<void> {
-  if (results.length === 0) return;
+): Promise<Map<CargoStatus, number>> {
+  const movedTo = new Map<CargoStatus, number>();
+  if (results.length === 0) return movedTo;
   await database.write.transaction().execute(async (tx) => {
     await assertBatchLease(tx, database.dialect, lease);
     const moved = new Set<string>();
@@ -52,6 +54,7 @@ export async function storeResults(
           .returning('id')
           .execute();
         for (const row of rows) moved.add(row.id);
+        if (rows.length > 0) movedTo.set(status, (movedTo.get(status) ?? 0) + rows.length);
       }
     }
     const stored = results.filter((r) => moved.has(r.cargoId));
@@ -78,6 +81,7 @@ export async function storeResults(
       await tx.deleteFrom('record_results').where('cargo_id', 'in', part).execute();
     }
   });
+  return movedTo;
 }
 
 function deliveriesFor(results: NewResult[]): DeliveryRequest[] {

@@ -1,0 +1,40 @@
+import type { Metrics } from '../ports.js';
+import type { Provider } from '../providers/provider.js';
+
+/**
+ * A provider with every call timed and every failure counted (`barge_provider_call_seconds`,
+ * `barge_provider_errors_total`, labelled by provider and call): one decorator for every adapter,
+ * so no adapter carries metrics code. A results stream is timed from the call to its last item.
+ */
+export function withProviderMetrics(provider: Provider, metrics: Metrics): Provider {
+  const labels = (call: string) => ({ provider: provider.name, call });
+  const timed = async <T>(call: string, run: () => Promise<T>): Promise<T> => {
+    const started = performance.now();
+    try {
+      return await run();
+    } catch (err) {
+      metrics.count('barge_provider_errors_total', labels(call));
+      throw err;
+    } finally {
+      metrics.observe('barge_provider_call_seconds', (performance.now() - started) / 1000, labels(call));
+    }
+  };
+  return {
+    name: provider.name,
+    limits: provider.limits,
+    submit: (request) => timed('submit', () => provider.submit(request)),
+    status: (jobId) => timed('status', () => provider.status(jobId)),
+    cancel: (jobId) => timed('cancel', () => provider.cancel(jobId)),
+    async *results(jobId) {
+      const started = performance.now();
+      try {
+        yield* provider.results(jobId);
+      } catch (err) {
+        metrics.count('barge_provider_errors_total', labels('results'));
+        throw err;
+      } finally {
+        metrics.observe('barge_provider_call_seconds', (performance.now() - started) / 1000, labels('results'));
+      }
+    },
+  };
+}
