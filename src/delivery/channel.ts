@@ -36,10 +36,10 @@ export type DeliveryTarget = Pick<DueDelivery, 'cargoId' | 'callbackUrl' | 'call
 export interface DeliveryChannel {
   readonly name: DeliveryChannelName;
   /**
-   * Deliveries with the same key share a concurrency limit (a receiving host, a bucket). Called
-   * for due deliveries before they are leased, so it sees only the target.
+   * Deliveries with the same key share a concurrency limit (a receiving host's address, a bucket).
+   * Called for due deliveries before they are leased, so it sees only the target.
    */
-  concurrencyKey(target: DeliveryTarget): string;
+  concurrencyKey(target: DeliveryTarget): string | Promise<string>;
   deliver(due: DueDelivery): Promise<DispatchOutcome>;
 }
 

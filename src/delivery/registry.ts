@@ -11,6 +11,7 @@ import { bucketWriterFromConfig } from './object-store/bucket-writer.js';
 import { ObjectStoreChannel } from './object-store/object-store-channel.js';
 import { snsTarget } from './sns/sns-target.js';
 import { sqsTarget } from './sqs/sqs-target.js';
+import { HostAddresses } from './webhook/host-address.js';
 import { createWebhookAgent } from './webhook/http-client.js';
 import { WebhookChannel } from './webhook/webhook-channel.js';
 
@@ -37,6 +38,7 @@ export function buildChannels(config: Config, version: string, deps: ChannelDeps
       connectionsPerHost: config.delivery.maxPerHost,
       blockPrivateAddresses,
     }),
+    addresses: new HostAddresses(),
     timeoutMs: config.delivery.webhookTimeoutMs,
     blockPrivateAddresses,
     userAgent: `barge/${version} (webhook delivery)`,
@@ -63,11 +65,14 @@ export function buildChannels(config: Config, version: string, deps: ChannelDeps
   return new Map(channels.map((channel) => [channel.name, channel]));
 }
 
-/** Deliverer settings from the config: an attempt's lease outlives the longest attempt of any channel. */
+/**
+ * Deliverer settings from the config. A delivery's lease is BARGE_LEASE_MS like every other
+ * lease, renewed while its attempt runs: a crashed worker's deliveries are due again after it.
+ */
 export function delivererSettings(config: Config) {
   return {
     retryDelaysMs: config.delivery.retryDelaysMs,
-    leaseMs: Math.max(config.delivery.webhookTimeoutMs, config.objectStore.attemptTimeoutMs) + 30_000,
+    leaseMs: config.pipeline.leaseMs,
     maxInFlight: config.delivery.maxInFlight,
     maxPerHost: config.delivery.maxPerHost,
   };

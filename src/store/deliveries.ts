@@ -71,63 +71,117 @@ export interface DueDelivery {
   webhookSecrets: string[];
 }
 
-/** A due delivery before it is leased: enough to tell which receiver or bucket it goes to. */
+/** A due delivery before it is leased: enough to tell which receiver or bucket it goes to, and whose it is. */
 export interface DeliveryCandidate {
   id: string;
   cargoId: string;
+  projectId: string;
   channel: DeliveryChannelName;
   callbackUrl: string | null;
   callback: string | null;
 }
 
-/** Which candidates to lease now, and which to push back (they are left due otherwise). */
-export interface ClaimChoice {
-  lease: string[];
-  defer: { id: string; until: number }[];
-}
-
-export interface ClaimInput {
-  workerId: string;
-  now: number;
-  leaseMs: number;
-  limit: number;
-  choose?: (candidates: DeliveryCandidate[]) => ClaimChoice;
-}
-
 /**
- * Leases due pending deliveries and loads what their attempts need. `choose` sees up to `limit`
- * due candidates, oldest first, read without a lock or a transaction, and picks the ones to lease
- * (the scheduler keeps those whose receiving host is at its limit unleased); by default all of
- * them. The lease is a conditional update (still pending, still unleased), so of two workers that
- * chose the same row exactly one gets it, on either database, and no transaction is open while
- * the scheduler chooses.
+ * Up to `limit` due, unleased pending deliveries, oldest first, read without a lock or a
+ * transaction: the scheduler chooses from them, then leases (leaseDeliveries). `skipProjects`
+ * looks past projects whose deliveries cannot start now, so another project's come into view.
  */
-export async function claimDueDeliveries(database: Database, input: ClaimInput): Promise<DueDelivery[]> {
-  const due = await database.read
+export async function findDueDeliveries(
+  db: Kysely<Schema>,
+  input: { now: number; limit: number; skipProjects?: readonly string[] },
+): Promise<DeliveryCandidate[]> {
+  const skip = input.skipProjects ?? [];
+  const rows = await db
     .selectFrom('deliveries as d')
     .innerJoin('cargo as c', 'c.id', 'd.cargo_id')
-    .select(['d.id', 'd.cargo_id', 'd.channel', 'c.callback_url', 'c.callback'])
+    .select(['d.id', 'd.cargo_id', 'c.project_id', 'd.channel', 'c.callback_url', 'c.callback'])
     .where('d.status', '=', 'pending')
     .where('d.next_attempt_at', '<=', input.now)
     .where((eb) => eb.or([eb('d.locked_until', 'is', null), eb('d.locked_until', '<', input.now)]))
+    .$if(skip.length > 0, (qb) => qb.where('c.project_id', 'not in', [...skip]))
     .orderBy('d.next_attempt_at')
     .limit(input.limit)
     .execute();
-  if (due.length === 0) return [];
-  const candidates = due.map((d) => ({
+  return rows.map((d) => ({
     id: d.id,
     cargoId: d.cargo_id,
+    projectId: d.project_id,
     channel: d.channel,
     callbackUrl: d.callback_url,
     callback: d.callback,
   }));
-  const choice = input.choose?.(candidates) ?? { lease: candidates.map((c) => c.id), defer: [] };
-  if (choice.lease.length === 0 && choice.defer.length === 0) return [];
-  const leased = await leaseDeliveries(database, input, choice);
-  if (leased.length === 0) return [];
+}
+
+export interface LeaseInput {
+  workerId: string;
+  now: number;
+  leaseMs: number;
+  /** To lease, if still due. */
+  lease: readonly string[];
+  /** To push back to `until`, if still due (unleased), so the deliveries behind them come into view. */
+  defer: readonly { id: string; until: number }[];
+}
+
+/** Still pending and not leased by anyone (a lapsed lease counts as none). */
+const stillDue = (now: number) => (eb: ExpressionBuilder<Schema, 'deliveries'>) =>
+  eb.and([eb('status', '=', 'pending'), eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)])]);
+
+/**
+ * Pushes the deferred deliveries back and leases the chosen ones, each only if still due; returns
+ * the ids this worker won. The lease is a conditional update, so of two workers that chose the
+ * same row exactly one gets it, on either database, and the loser simply leases fewer. Deferred
+ * rows are updated one statement per due time, not one per row. A lease also moves the
+ * delivery's due time to the lease's end, when it is due again if its holder dies: the due-time
+ * index then leads claims past the deliveries held now instead of through them.
+ */
+export async function leaseDeliveries(database: Database, input: LeaseInput): Promise<string[]> {
+  if (input.lease.length === 0 && input.defer.length === 0) return [];
+  const until = input.now + input.leaseMs;
+  return database.write.transaction().execute(async (tx) => {
+    const byTime = new Map<number, string[]>();
+    for (const { id, until: at } of input.defer) {
+      const ids = byTime.get(at);
+      if (ids) ids.push(id);
+      else byTime.set(at, [id]);
+    }
+    for (const [at, ids] of byTime) {
+      for (const part of chunks(ids)) {
+        await tx
+          .updateTable('deliveries')
+          .set({ next_attempt_at: at })
+          .where('id', 'in', part)
+          .where(stillDue(input.now))
+          .execute();
+      }
+    }
+    const won: string[] = [];
+    for (const part of chunks([...input.lease])) {
+      const rows = await tx
+        .updateTable('deliveries')
+        .set({ locked_by: input.workerId, locked_until: until, next_attempt_at: until })
+        .where('id', 'in', part)
+        .where(stillDue(input.now))
+        .returning('id')
+        .execute();
+      for (const row of rows) won.push(row.id);
+    }
+    return won;
+  });
+}
+
+/**
+ * Everything the attempts of deliveries this worker leased need, in the order of `ids`; the
+ * webhook secret rotation's grace period is applied at `now`.
+ */
+export async function loadLeasedDeliveries(
+  db: Kysely<Schema>,
+  ids: readonly string[],
+  workerId: string,
+  now: number,
+): Promise<DueDelivery[]> {
   const rows: Awaited<ReturnType<typeof heldQuery>> = [];
-  for (const part of chunks(leased)) rows.push(...(await heldQuery(database.read, part, input.workerId)));
-  const order = new Map(leased.map((id, i) => [id, i]));
+  for (const part of chunks([...ids])) rows.push(...(await heldQuery(db, part, workerId)));
+  const order = new Map(ids.map((id, i) => [id, i]));
   rows.sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
   return rows.map((row) => {
     const {
@@ -146,9 +200,7 @@ export async function claimDueDeliveries(database: Database, input: ClaimInput):
       ...delivery
     } = row;
     const secrets = [webhook_secret];
-    if (previous_webhook_secret && (previous_webhook_secret_until ?? 0) > input.now) {
-      secrets.push(previous_webhook_secret);
-    }
+    if (previous_webhook_secret && (previous_webhook_secret_until ?? 0) > now) secrets.push(previous_webhook_secret);
     return {
       delivery,
       cargoId: delivery.cargo_id,
@@ -166,48 +218,26 @@ export async function claimDueDeliveries(database: Database, input: ClaimInput):
   });
 }
 
-/** Still pending and not leased by anyone (a lapsed lease counts as none). */
-const stillDue = (now: number) => (eb: ExpressionBuilder<Schema, 'deliveries'>) =>
-  eb.and([eb('status', '=', 'pending'), eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)])]);
-
 /**
- * Pushes the deferred deliveries back and leases the chosen ones, each only if still due; returns
- * the ids this worker won. A lease also moves the delivery's due time to the lease's end, when it
- * is due again if its holder dies: the due-time index then leads claims past the deliveries held
- * now instead of through them.
+ * Keeps this worker's leases on deliveries it still works on (attempts in flight, deliveries
+ * leased ahead) until `until`: a lease is short (BARGE_LEASE_MS) and renewed while held, so the
+ * deliveries of a worker that dies are due again soon after, not after the longest attempt.
  */
-async function leaseDeliveries(database: Database, input: ClaimInput, choice: ClaimChoice): Promise<string[]> {
-  const until = input.now + input.leaseMs;
-  return database.write.transaction().execute(async (tx) => {
-    const byTime = new Map<number, string[]>();
-    for (const { id, until: at } of choice.defer) {
-      const ids = byTime.get(at);
-      if (ids) ids.push(id);
-      else byTime.set(at, [id]);
-    }
-    for (const [at, ids] of byTime) {
-      for (const part of chunks(ids)) {
-        await tx
-          .updateTable('deliveries')
-          .set({ next_attempt_at: at })
-          .where('id', 'in', part)
-          .where(stillDue(input.now))
-          .execute();
-      }
-    }
-    const won: string[] = [];
-    for (const part of chunks(choice.lease)) {
-      const rows = await tx
-        .updateTable('deliveries')
-        .set({ locked_by: input.workerId, locked_until: until, next_attempt_at: until })
-        .where('id', 'in', part)
-        .where(stillDue(input.now))
-        .returning('id')
-        .execute();
-      for (const row of rows) won.push(row.id);
-    }
-    return won;
-  });
+export async function extendDeliveryLeases(
+  db: Kysely<Schema>,
+  workerId: string,
+  ids: readonly string[],
+  until: number,
+): Promise<void> {
+  for (const part of chunks([...ids])) {
+    await db
+      .updateTable('deliveries')
+      .set({ locked_until: until, next_attempt_at: until })
+      .where('id', 'in', part)
+      .where('locked_by', '=', workerId)
+      .where('status', '=', 'pending')
+      .execute();
+  }
 }
 
 function heldQuery(db: Kysely<Schema>, ids: string[], lockedBy: string) {

@@ -2,6 +2,12 @@ import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
 import type { Config } from '../../src/config.js';
 import type { Database } from '../../src/store/database.js';
+import {
+  type DueDelivery,
+  findDueDeliveries,
+  leaseDeliveries,
+  loadLeasedDeliveries,
+} from '../../src/store/deliveries.js';
 import { mockBody, type TestApp, testConfig } from '../helpers/app.js';
 import type { ReceivedRequest } from '../helpers/receiver.js';
 
@@ -86,3 +92,13 @@ export function assertNoSecret(text: string, secret: string): void {
 }
 
 export const iso = (ms: number) => new Date(ms).toISOString();
+
+/** Leases every due delivery (up to `limit`) as a worker would, without attempting any: a worker that dies next. */
+export async function leaseAllDue(
+  database: Database,
+  input: { workerId: string; now: number; leaseMs: number; limit: number },
+): Promise<DueDelivery[]> {
+  const due = await findDueDeliveries(database.read, input);
+  const won = await leaseDeliveries(database, { ...input, lease: due.map((d) => d.id), defer: [] });
+  return loadLeasedDeliveries(database.read, won, input.workerId, input.now);
+}

@@ -4,7 +4,6 @@ import { Webhook } from 'standardwebhooks';
 import { ManualClock } from '../../src/domain/clock.js';
 import { DEFAULT_RETRY_DELAYS_MS } from '../../src/domain/retry-schedule.js';
 import type { Service } from '../../src/service.js';
-import { claimDueDeliveries } from '../../src/store/deliveries.js';
 import { rotateWebhookSecret } from '../../src/store/projects.js';
 import { createProjectWithKey, mockBody, startTestApp, type TestApp } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
@@ -19,6 +18,7 @@ import {
   deliveriesOf,
   deliveryConfig,
   iso,
+  leaseAllDue,
   load,
   verifies,
 } from './webhook-support.js';
@@ -423,7 +423,7 @@ for (const backend of await backends()) {
         // Retry 1 falls due; a worker claims it and dies before recording anything.
         clock.advance(30_000);
         const leaseMs = 60_000;
-        const claimed = await claimDueDeliveries(db.database, {
+        const claimed = await leaseAllDue(db.database, {
           workerId: 'dead',
           now: clock.now(),
           leaseMs,

@@ -10,9 +10,10 @@ import type { Provider, SubmitRequest } from '../../src/providers/provider.js';
 import { claimDueBatches } from '../../src/store/batches/due.js';
 import { formBatch } from '../../src/store/batches/form.js';
 import { insertCargo } from '../../src/store/cargo/insert.js';
-import { claimDueDeliveries, createRedelivery, recordAttempts } from '../../src/store/deliveries.js';
+import { createRedelivery, recordAttempts } from '../../src/store/deliveries.js';
 import { LeaseLostError } from '../../src/store/leases.js';
 import { type NewResult, storeResults } from '../../src/store/results/store.js';
+import { leaseAllDue } from '../delivery/webhook-support.js';
 import { createProjectWithKey } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
 
@@ -119,7 +120,7 @@ for (const backend of await backends()) {
     async function leasedDelivery(workerId: string) {
       const { cargoId, batchId } = await cargoInLeasedBatch('collector', 'https://example.com/hook');
       await storeResults(db.database, { batchId, workerId: 'collector' }, [result(cargoId, ['webhook'])], T0);
-      const [due] = await claimDueDeliveries(db.database, { workerId, now: T0, leaseMs: 60_000, limit: 1000 });
+      const [due] = await leaseAllDue(db.database, { workerId, now: T0, leaseMs: 60_000, limit: 1000 });
       const mine = (await deliveriesOf(cargoId))[0];
       assert.equal(mine?.locked_by, workerId, JSON.stringify(due));
       return { cargoId, deliveryId: mine?.id as string };

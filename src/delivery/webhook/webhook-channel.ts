@@ -3,6 +3,7 @@ import { webhookPayloadJson } from '../../domain/envelope.js';
 import type { Logger } from '../../ports.js';
 import type { DueDelivery } from '../../store/deliveries.js';
 import { type DeliveryChannel, type DeliveryTarget, type DispatchOutcome, failed } from '../channel.js';
+import type { HostAddresses } from './host-address.js';
 import { BlockedAddressError, blockedLiteral } from './http-client.js';
 import { signWebhook } from './signature.js';
 
@@ -10,6 +11,8 @@ const EXCERPT_BYTES = 512;
 
 export interface WebhookChannelOptions {
   agent: Agent;
+  /** Resolves a receiver's host to the address its per-host limit is keyed on. */
+  addresses: HostAddresses;
   timeoutMs: number;
   blockPrivateAddresses: boolean;
   userAgent: string;
@@ -27,12 +30,8 @@ export class WebhookChannel implements DeliveryChannel {
 
   constructor(private readonly options: WebhookChannelOptions) {}
 
-  concurrencyKey(target: DeliveryTarget): string {
-    try {
-      return new URL(target.callbackUrl ?? '').host;
-    } catch {
-      return '';
-    }
+  concurrencyKey(target: DeliveryTarget): Promise<string> {
+    return this.options.addresses.key(target.callbackUrl);
   }
 
   async deliver(due: DueDelivery): Promise<DispatchOutcome> {

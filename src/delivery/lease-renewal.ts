@@ -1,0 +1,62 @@
+/**
+ * Keeps the leases of the deliveries this worker holds (attempts in flight, deliveries leased
+ * ahead) alive: a delivery lease is BARGE_LEASE_MS like every other lease, renewed every third of
+ * it while held, so an attempt may run longer than the lease, and a worker killed mid-attempt lets
+ * its deliveries fall due again one lease later (not after the longest possible attempt).
+ */
+import type { Clock } from '../domain/clock.js';
+import type { Logger } from '../ports.js';
+import type { Database } from '../store/database.js';
+import { extendDeliveryLeases } from '../store/deliveries.js';
+
+export interface LeaseRenewalDeps {
+  database: Database;
+  clock: Clock;
+  workerId: string;
+  leaseMs: number;
+  log: Logger;
+}
+
+export class LeaseRenewal {
+  private readonly held = new Set<string>();
+  private timer: NodeJS.Timeout | null = null;
+  private renewing: Promise<void> | null = null;
+
+  constructor(private readonly deps: LeaseRenewalDeps) {}
+
+  hold(ids: readonly string[]): void {
+    for (const id of ids) this.held.add(id);
+    if (this.timer === null && this.held.size > 0) {
+      this.timer = setInterval(() => this.renew(), Math.max(1, Math.floor(this.deps.leaseMs / 3)));
+      this.timer.unref();
+    }
+  }
+
+  /** The delivery is recorded or given back: its lease needs no renewal. */
+  release(ids: readonly string[]): void {
+    for (const id of ids) this.held.delete(id);
+    if (this.held.size === 0) this.stopTimer();
+  }
+
+  /** Stops renewing (the leases left are given back by the caller). */
+  async stop(): Promise<void> {
+    this.held.clear();
+    this.stopTimer();
+    await this.renewing;
+  }
+
+  private stopTimer(): void {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  private renew(): void {
+    if (this.renewing !== null || this.held.size === 0) return;
+    const { database, clock, workerId, leaseMs, log } = this.deps;
+    this.renewing = extendDeliveryLeases(database.write, workerId, [...this.held], clock.now() + leaseMs)
+      .catch((err: unknown) => log.error({ err }, 'could not renew delivery leases'))
+      .finally(() => {
+        this.renewing = null;
+      });
+  }
+}
