@@ -6,7 +6,7 @@
  * the policy chooses or an attempt runs; leases are renewed while held (lease-renewal.ts).
  */
 import type { Clock } from '../domain/clock.js';
-import type { Logger } from '../ports.js';
+import type { Logger, Metrics } from '../ports.js';
 import type { Database } from '../store/database.js';
 import {
   type DeliveryCandidate,
@@ -39,6 +39,8 @@ export interface DelivererDeps {
   clock: Clock;
   workerId: string;
   log: Logger;
+  /** Attempts counted by channel and outcome, and timed (`barge_delivery_attempts_total`). */
+  metrics: Metrics;
   channels: ReadonlyMap<string, DeliveryChannel>;
   settings: DelivererSettings;
   /**
@@ -215,6 +217,16 @@ export class Deliverer {
         held.item,
         dispatched,
       );
+      const { outcome } = dispatched;
+      const labels = {
+        channel: held.channel.name,
+        outcome: outcome.kind === 'delivered' ? 'delivered' : outcome.errorClass,
+        verdict: verdict.kind,
+      };
+      deps.metrics.count('barge_delivery_attempts_total', labels);
+      deps.metrics.observe('barge_delivery_attempt_seconds', dispatched.durationMs / 1000, {
+        channel: held.channel.name,
+      });
       if (verdict.kind === 'retry') {
         // Only now is the retry's due time in the database: a step that ran before this commit (a
         // freed slot wakes one at once) planned its sleep without it.

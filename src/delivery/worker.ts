@@ -40,6 +40,7 @@ export class DeliveryWorker {
       clock: deps.clock,
       workerId: deps.workerId,
       log: deps.log,
+      metrics: deps.metrics,
       channels: deps.channels,
       settings: deps.settings,
       wake: () => this.deliveries.wake(),
