@@ -25,6 +25,11 @@ export interface Config {
   commitIntervalMs: number;
   /** How long a validated API key stays in the in-process cache before it is looked up again. */
   keyCacheTtlMs: number;
+  /**
+   * Failed authentications (401) one client address may have per window, per API process, before
+   * its requests are refused with 429 ahead of any key lookup (src/http/auth-failures.ts).
+   */
+  authFailures: { max: number; windowMs: number };
   /** Accept plain-http callback URLs and deliver to private addresses (development, tests). */
   allowPrivateCallbacks: boolean;
   pipeline: {
@@ -119,6 +124,10 @@ export function loadConfig(source: Env = process.env): Config {
     },
     commitIntervalMs: integer(read, 'BARGE_COMMIT_INTERVAL_MS', 1, 0, 1000),
     keyCacheTtlMs: integer(read, 'BARGE_KEY_CACHE_TTL_MS', 10_000, 0, 3_600_000),
+    authFailures: {
+      max: integer(read, 'BARGE_AUTH_FAILURE_LIMIT', 600, 1, 1e9),
+      windowMs: integer(read, 'BARGE_AUTH_FAILURE_WINDOW_MS', 60_000, 1000, 86_400_000),
+    },
     // Private and http callbacks let a tenant reach the operator's network: the default allows
     // them only in development on loopback; anything else needs BARGE_ALLOW_PRIVATE_CALLBACKS=true.
     allowPrivateCallbacks: boolean(read, 'BARGE_ALLOW_PRIVATE_CALLBACKS', env === 'development' && isLoopback(host)),

@@ -51,6 +51,14 @@ export const errors = {
   invalidApiKey: () => new ApiError('invalid_api_key', 401, 'Invalid API key.'),
   expiredApiKey: () => new ApiError('expired_api_key', 401, 'API key has expired.'),
   projectInactive: () => new ApiError('project_inactive', 403, 'Project is inactive.'),
+  /** Too many failed authentications from one client address (src/http/auth-failures.ts). */
+  tooManyFailedAuthentications: (retryAfterSeconds: number) =>
+    new ApiError(
+      'auth_failures_limited',
+      429,
+      'Too many requests without a valid API key from this address; retry later.',
+      { headers: { 'retry-after': String(retryAfterSeconds) } },
+    ),
   rateLimited: (retryAfterSeconds: number) =>
     new ApiError('rate_limited', 429, 'Rate limit exceeded', {
       headers: { 'retry-after': String(retryAfterSeconds) },

@@ -6,6 +6,7 @@ import type { NewCargo } from '../store/cargo.js';
 import { findProjectConnection } from '../store/connections.js';
 import type { Database } from '../store/database.js';
 import { Authenticator } from './auth.js';
+import { AuthFailureLimiter } from './auth-failures.js';
 import { cargoRoutes } from './cargo-routes.js';
 import { registerDocs } from './docs.js';
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './errors.js';
@@ -91,6 +92,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(cargoRoutes, {
     authenticator: new Authenticator(deps.database, deps.clock, {
       cacheTtlMs: config.keyCacheTtlMs,
+      failures: new AuthFailureLimiter(config.authFailures),
       onTouchError: (err) => app.log.warn({ err }, 'could not record last_used_at'),
     }),
     database: deps.database,

@@ -27,6 +27,7 @@ const ENTRIES: { [K in keyof Catalogue]: { code: string; args: Parameters<Catalo
   invalidApiKey: { code: 'invalid_api_key', args: [] },
   expiredApiKey: { code: 'expired_api_key', args: [] },
   projectInactive: { code: 'project_inactive', args: [] },
+  tooManyFailedAuthentications: { code: 'auth_failures_limited', args: [30] },
   rateLimited: { code: 'rate_limited', args: [7] },
   invalidBody: { code: 'invalid_body', args: [[{ path: '/params/model', message: 'is required' }]] },
   malformedJson: { code: 'malformed_json', args: ['Unexpected end of JSON input'] },
