@@ -21,7 +21,7 @@ import { type Database, openDatabase } from './store/database.js';
 import { GroupCommitWriter } from './store/group-commit.js';
 import { migrate } from './store/migrate.js';
 import { NEW_CARGO_CHANNEL, notifyNewCargo, notifyResultsStored, RESULTS_STORED_CHANNEL } from './store/notify.js';
-import { countProjects, createProject } from './store/projects.js';
+import { countProjects, createProject, sealPlaintextWebhookSecrets } from './store/projects.js';
 import { packageVersion } from './version.js';
 
 /**
@@ -85,7 +85,14 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
   if (ownsDatabase) {
     try {
       await migrate(database);
-      if (config.env === 'development') await createDevelopmentProject(database, clock, deps.announce);
+      // A key added since the last start seals the secrets stored before it (docs/security.md).
+      if (config.secretKey) {
+        const sealed = await sealPlaintextWebhookSecrets(database.write, config.secretKey);
+        if (sealed > 0) logger.info({ projects: sealed }, 'sealed plaintext webhook signing secrets');
+      }
+      if (config.env === 'development') {
+        await createDevelopmentProject(database, clock, config.secretKey, deps.announce);
+      }
     } catch (err) {
       await database.close();
       throw err;
@@ -257,11 +264,12 @@ export function firstStartKeyAnnouncer(config: Config, options: { terminal: bool
 async function createDevelopmentProject(
   database: Database,
   clock: Clock,
+  secretKey: Buffer | null,
   announce: (text: string) => void = (text) => process.stdout.write(text),
 ): Promise<void> {
   if ((await countProjects(database.read)) > 0) return;
   const now = clock.now();
-  const project = await createProject(database.write, 'default', now);
+  const project = await createProject(database.write, 'default', now, secretKey);
   if (project === 'slug_taken') return;
   const { key } = await createApiKey(database.write, {
     projectId: project.id,
