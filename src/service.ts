@@ -22,6 +22,7 @@ import { GroupCommitWriter } from './store/group-commit.js';
 import { migrate } from './store/migrate.js';
 import { NEW_CARGO_CHANNEL, notifyNewCargo, notifyResultsStored, RESULTS_STORED_CHANNEL } from './store/notify.js';
 import { countProjects, createProject, sealPlaintextWebhookSecrets } from './store/projects.js';
+import { countAcceptedCargo } from './store/storage-usage.js';
 import { packageVersion } from './version.js';
 
 /**
@@ -173,7 +174,15 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
   if (role === 'all' || role === 'api') {
     const cargoWriter = new GroupCommitWriter<NewCargo>(
       async (rows) => {
-        await insertCargo(database.write, rows);
+        // The storage budget's counters move in the insert's transaction (store/storage-usage.ts).
+        await database.write.transaction().execute(async (tx) => {
+          await countAcceptedCargo(
+            tx,
+            database.dialect,
+            rows.map((row) => ({ projectId: row.project_id, bytes: cargoRowBytes(row), at: row.created_at })),
+          );
+          await insertCargo(tx, rows);
+        });
         await notifyNewCargo(database);
         pipeline?.wake();
       },

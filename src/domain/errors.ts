@@ -64,6 +64,26 @@ export const errors = {
       headers: { 'retry-after': String(retryAfterSeconds) },
     }),
 
+  // The project's storage budget and the service's storage (src/http/storage-budget.ts, disk-guard.ts).
+  dailyByteBudgetExceeded: (budgetBytes: number, retryAfterSeconds: number) =>
+    new ApiError(
+      'daily_byte_budget_exceeded',
+      429,
+      `This project has reached its storage budget of ${budgetBytes} bytes accepted per day (UTC); it is renewed at midnight UTC.`,
+      { headers: { 'retry-after': String(retryAfterSeconds) } },
+    ),
+  heldByteBudgetExceeded: (budgetBytes: number, retryAfterSeconds: number) =>
+    new ApiError(
+      'held_byte_budget_exceeded',
+      429,
+      `This project holds its storage budget of ${budgetBytes} bytes (requests and results not yet purged); new cargo are accepted again as stored results expire.`,
+      { headers: { 'retry-after': String(retryAfterSeconds) } },
+    ),
+  storageFull: (retryAfterSeconds: number) =>
+    new ApiError('storage_full', 503, 'The service is low on storage and accepts no new cargo for now; retry later.', {
+      headers: { 'retry-after': String(retryAfterSeconds) },
+    }),
+
   // The request body.
   /** Names the first MAX_REPORTED_ERRORS problems, and says how many more there were. */
   invalidBody: (fieldErrors: FieldError[]) =>

@@ -8,10 +8,12 @@ import type { Database } from '../store/database.js';
 import { Authenticator } from './auth.js';
 import { AuthFailureLimiter } from './auth-failures.js';
 import { cargoRoutes } from './cargo-routes.js';
+import { diskGuard } from './disk-guard.js';
 import { registerDocs } from './docs.js';
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './errors.js';
 import { installJsonBody } from './request-body.js';
 import { registerHealth } from './routes/health.js';
+import { StorageBudget } from './storage-budget.js';
 import { boundedValidatorFactory } from './validation.js';
 
 export interface AppDeps {
@@ -113,6 +115,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         findConnection: (projectId, connectionId) => findProjectConnection(deps.database.read, projectId, connectionId),
         sqsEndpointOverride: config.awsEndpoints.sqs !== null,
         defaultRegion: config.objectStore.region,
+      },
+      storage: {
+        budget: new StorageBudget(deps.database, deps.clock, config.storage),
+        disk: diskGuard(deps.database, config.storage),
       },
     },
   });

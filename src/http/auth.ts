@@ -12,6 +12,8 @@ export interface AuthContext {
   projectId: string;
   projectSlug: string;
   rateLimitMax: number | null;
+  /** The project's storage budget (bytes accepted per UTC day, bytes held); null: the default. */
+  byteBudget: { daily: number | null; held: number | null };
 }
 
 /**
@@ -146,6 +148,7 @@ export class Authenticator {
       projectId: credentials.projectId,
       projectSlug: credentials.projectSlug,
       rateLimitMax: credentials.projectRateLimitMax,
+      byteBudget: { daily: credentials.projectDailyByteBudget, held: credentials.projectHeldByteBudget },
     };
   }
 

@@ -14,6 +14,9 @@ export interface Project {
   slug: string;
   isActive: boolean;
   rateLimitMax: number | null;
+  /** The project's storage budget (bytes accepted per UTC day, bytes held); null: the configured default. */
+  dailyByteBudget: number | null;
+  heldByteBudget: number | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -24,6 +27,8 @@ function toProject(row: ProjectsTable): Project {
     slug: row.slug,
     isActive: row.is_active === 1,
     rateLimitMax: row.rate_limit_max,
+    dailyByteBudget: row.daily_byte_budget === null ? null : Number(row.daily_byte_budget),
+    heldByteBudget: row.held_byte_budget === null ? null : Number(row.held_byte_budget),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -52,6 +57,8 @@ export async function createProject(
     previous_webhook_secret: null,
     previous_webhook_secret_until: null,
     notification_email: null,
+    daily_byte_budget: null,
+    held_byte_budget: null,
   };
   // ON CONFLICT DO NOTHING turns a duplicate slug (even one racing in from another process) into
   // an empty result instead of an exception.
@@ -111,6 +118,32 @@ export async function setProjectRateLimit(
     const row = await tx
       .updateTable('projects')
       .set({ rate_limit_max: max, updated_at: now })
+      .where('slug', '=', slug)
+      .returningAll()
+      .executeTakeFirst();
+    if (row) await bumpAuthChanges(tx);
+    return row && toProject(row);
+  });
+}
+
+/**
+ * Sets a project's storage budget; a field left out stays as it is, null returns it to the
+ * configured default. Bumps the auth change counter, so every API process sees it at once.
+ */
+export async function setProjectStorageBudget(
+  db: Kysely<Schema>,
+  slug: string,
+  budget: { dailyBytes?: number | null; heldBytes?: number | null },
+  now: number,
+): Promise<Project | undefined> {
+  return db.transaction().execute(async (tx) => {
+    const row = await tx
+      .updateTable('projects')
+      .set({
+        updated_at: now,
+        ...(budget.dailyBytes === undefined ? {} : { daily_byte_budget: budget.dailyBytes }),
+        ...(budget.heldBytes === undefined ? {} : { held_byte_budget: budget.heldBytes }),
+      })
       .where('slug', '=', slug)
       .returningAll()
       .executeTakeFirst();
