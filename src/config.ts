@@ -31,6 +31,13 @@ export interface Config {
   commitIntervalMs: number;
   /** How long a validated API key stays in the in-process cache before it is looked up again. */
   keyCacheTtlMs: number;
+  /**
+   * Failed authentications (401) one client address may have per window, per API process, before
+   * its requests are refused with 429 ahead of any key lookup (src/http/auth-failures.ts).
+   */
+  authFailures: { max: number; windowMs: number };
+  /** Per-project storage budget and the disk guard (src/http/storage-budget.ts, disk-guard.ts). */
+  storage: StorageConfig;
   /** Accept plain-http callback URLs and deliver to private addresses (development, tests). */
   allowPrivateCallbacks: boolean;
   pipeline: {
@@ -62,6 +69,19 @@ export interface Config {
   publicBaseUrl: string;
   /** Outgoing mail (a connection's incident mail); null url: no mail is sent. */
   smtp: { url: string | null; from: string };
+}
+
+export interface StorageConfig {
+  /** Bytes of cargo a project may have accepted per UTC day (a project may have its own). */
+  dailyBytes: number;
+  /** Bytes a project may hold: requests, metadata and results not yet purged (a project may have its own). */
+  heldBytes: number;
+  /** How stale an API process's view of a project's counters may be, at most. */
+  checkMs: number;
+  /** SQLite: new cargo are refused while the database's file system has less free space than this. */
+  minFreeDiskBytes: number;
+  /** PostgreSQL: new cargo are refused while the database is this large; null: no limit. */
+  maxDatabaseBytes: number | null;
 }
 
 export interface ObjectStoreConfig {
@@ -129,6 +149,20 @@ export function loadConfig(source: Env = process.env): Config {
     },
     commitIntervalMs: integer(read, 'BARGE_COMMIT_INTERVAL_MS', 1, 0, 1000),
     keyCacheTtlMs: integer(read, 'BARGE_KEY_CACHE_TTL_MS', 10_000, 0, 3_600_000),
+    authFailures: {
+      max: integer(read, 'BARGE_AUTH_FAILURE_LIMIT', 600, 1, 1e9),
+      windowMs: integer(read, 'BARGE_AUTH_FAILURE_WINDOW_MS', 60_000, 1000, 86_400_000),
+    },
+    storage: {
+      dailyBytes: integer(read, 'BARGE_PROJECT_DAILY_BYTES', 10 * 1024 ** 3, 0, Number.MAX_SAFE_INTEGER),
+      heldBytes: integer(read, 'BARGE_PROJECT_HELD_BYTES', 50 * 1024 ** 3, 0, Number.MAX_SAFE_INTEGER),
+      checkMs: integer(read, 'BARGE_STORAGE_CHECK_MS', 1000, 0, 60_000),
+      minFreeDiskBytes: integer(read, 'BARGE_MIN_FREE_DISK_BYTES', 1024 ** 3, 0, Number.MAX_SAFE_INTEGER),
+      maxDatabaseBytes:
+        read('BARGE_MAX_DATABASE_BYTES') === undefined
+          ? null
+          : integer(read, 'BARGE_MAX_DATABASE_BYTES', 0, 1, Number.MAX_SAFE_INTEGER),
+    },
     // Private and http callbacks let a tenant reach the operator's network: the default allows
     // them only in development on loopback; anything else needs BARGE_ALLOW_PRIVATE_CALLBACKS=true.
     allowPrivateCallbacks: boolean(read, 'BARGE_ALLOW_PRIVATE_CALLBACKS', env === 'development' && isLoopback(host)),

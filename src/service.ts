@@ -18,13 +18,14 @@ import { type Metrics, noMetrics } from './ports.js';
 import type { Provider } from './providers/provider.js';
 import { buildProviders, defaultModelRouter } from './providers/registry.js';
 import { createApiKey } from './store/api-keys.js';
-import { cargoRowBytes, insertCargo, type NewCargo } from './store/cargo/insert.js';
+import { cargoRowBytes, insertCargoRows, type NewCargo } from './store/cargo/insert.js';
 import { findProjectConnection } from './store/connections.js';
 import { type Database, openDatabase } from './store/database.js';
 import { GroupCommitWriter } from './store/group-commit.js';
 import { migrate } from './store/migrate.js';
 import { NEW_CARGO_CHANNEL, notifyNewCargo, notifyResultsStored, RESULTS_STORED_CHANNEL } from './store/notify.js';
-import { countProjects, createProject } from './store/projects.js';
+import { countProjects, createProject, sealPlaintextWebhookSecrets } from './store/projects.js';
+import { countAcceptedCargo } from './store/storage-usage.js';
 import { packageVersion } from './version.js';
 
 /**
@@ -90,7 +91,14 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
   if (ownsDatabase) {
     try {
       await migrate(database);
-      if (config.env === 'development') await createDevelopmentProject(database, clock, deps.announce);
+      // A key added since the last start seals the secrets stored before it (docs/security.md).
+      if (config.secretKey) {
+        const sealed = await sealPlaintextWebhookSecrets(database.write, config.secretKey);
+        if (sealed > 0) logger.info({ projects: sealed }, 'sealed plaintext webhook signing secrets');
+      }
+      if (config.env === 'development') {
+        await createDevelopmentProject(database, clock, config.secretKey, deps.announce);
+      }
     } catch (err) {
       await database.close();
       throw err;
@@ -172,7 +180,15 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
   if (role === 'all' || role === 'api') {
     const cargoWriter = new GroupCommitWriter<NewCargo>(
       async (rows) => {
-        await insertCargo(database, rows);
+        // The storage budget's counters move in the insert's transaction (store/storage-usage.ts).
+        await database.write.transaction().execute(async (tx) => {
+          await countAcceptedCargo(
+            tx,
+            database.dialect,
+            rows.map((row) => ({ projectId: row.project_id, bytes: cargoRowBytes(row), at: row.created_at })),
+          );
+          await insertCargoRows(tx, rows);
+        });
         countAccepted(metrics, rows);
         await notifyNewCargo(database);
         pipeline?.wake();
@@ -279,11 +295,12 @@ export function firstStartKeyAnnouncer(config: Config, options: { terminal: bool
 async function createDevelopmentProject(
   database: Database,
   clock: Clock,
+  secretKey: Buffer | null,
   announce: (text: string) => void = (text) => process.stdout.write(text),
 ): Promise<void> {
   if ((await countProjects(database.read)) > 0) return;
   const now = clock.now();
-  const project = await createProject(database.write, 'default', now);
+  const project = await createProject(database.write, 'default', now, secretKey);
   if (project === 'slug_taken') return;
   const { key } = await createApiKey(database.write, {
     projectId: project.id,

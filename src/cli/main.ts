@@ -4,6 +4,7 @@ import { loadConfig } from '../config.js';
 import type { Role } from '../service.js';
 import { openDatabase } from '../store/database.js';
 import { migrate } from '../store/migrate.js';
+import { sealPlaintextWebhookSecrets } from '../store/projects.js';
 import { packageVersion } from '../version.js';
 import { registerCargoCommands } from './cargo.js';
 import { registerConnectionCommands } from './connections.js';
@@ -67,10 +68,18 @@ program
   .action(async (opts: { json?: boolean }) => {
     const out = { json: opts.json === true };
     try {
-      const database = openDatabase(loadConfig().databaseUrl, { writeThread: false });
+      const config = loadConfig();
+      const database = openDatabase(config.databaseUrl, { writeThread: false });
       try {
         const { applied } = await migrate(database);
-        print(out, { applied }, () => (applied.length ? `Applied ${applied.join(', ')}` : 'Database is up to date'));
+        // With BARGE_SECRET_KEY set, signing secrets stored before it are sealed here too.
+        const sealed = config.secretKey ? await sealPlaintextWebhookSecrets(database.write, config.secretKey) : null;
+        print(out, { applied, ...(sealed === null ? {} : { sealed_webhook_secrets: sealed }) }, () =>
+          [
+            applied.length ? `Applied ${applied.join(', ')}` : 'Database is up to date',
+            ...(sealed ? [`Sealed the webhook signing secrets of ${sealed} project(s)`] : []),
+          ].join('\n'),
+        );
       } finally {
         await database.close();
       }

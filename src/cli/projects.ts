@@ -5,6 +5,7 @@ import { listProjects } from '../operations/list-projects.js';
 import { rotateWebhookSecret } from '../operations/rotate-webhook-secret.js';
 import { setNotificationEmail } from '../operations/set-notification-email.js';
 import { setProjectActive } from '../operations/set-project-active.js';
+import { setStorageBudget } from '../operations/set-storage-budget.js';
 import type { Project } from '../store/projects.js';
 import type { CommandContext } from './context.js';
 import { CliError, print, table, unwrap } from './output.js';
@@ -14,6 +15,8 @@ export function projectJson(p: Project) {
     id: p.id,
     slug: p.slug,
     is_active: p.isActive,
+    daily_byte_budget: p.dailyByteBudget,
+    held_byte_budget: p.heldByteBudget,
     created_at: isoTime(p.createdAt),
     updated_at: isoTime(p.updatedAt),
   };
@@ -89,6 +92,36 @@ export function registerProjectCommands(program: Command, run: CommandContext['r
     );
 
   project
+    .command('set-storage-budget <slug>')
+    .description(
+      'Bytes of cargo the project may have accepted per UTC day, and bytes it may hold; `default` uses the configured default',
+    )
+    .option('--daily-bytes <bytes>', 'bytes accepted per UTC day, or default')
+    .option('--held-bytes <bytes>', 'bytes held (requests and results not yet purged), or default')
+    .option('--json', 'print one JSON object')
+    .action((slug: string, opts: { dailyBytes?: string; heldBytes?: string; json?: boolean }) =>
+      run(opts, async ({ out, ...deps }) => {
+        if (opts.dailyBytes === undefined && opts.heldBytes === undefined) {
+          throw new CliError('give --daily-bytes, --held-bytes or both');
+        }
+        const updated = unwrap(
+          await setStorageBudget(deps, {
+            slug,
+            ...(opts.dailyBytes === undefined ? {} : { dailyBytes: byteBudget(opts.dailyBytes) }),
+            ...(opts.heldBytes === undefined ? {} : { heldBytes: byteBudget(opts.heldBytes) }),
+          }),
+        );
+        const shown = (v: number | null) => (v === null ? 'the default' : `${v} bytes`);
+        print(
+          out,
+          projectJson(updated),
+          () =>
+            `Storage budget of ${slug}: ${shown(updated.dailyByteBudget)} per day, ${shown(updated.heldByteBudget)} held`,
+        );
+      }),
+    );
+
+  project
     .command('rotate-webhook-secret <slug>')
     .description('Make a new webhook signing secret; the old one keeps signing beside it for 24 hours')
     .option('--json', 'print one JSON object')
@@ -107,4 +140,11 @@ export function registerProjectCommands(program: Command, run: CommandContext['r
         );
       }),
     );
+}
+
+/** `default` (null) or a whole number of bytes. */
+function byteBudget(raw: string): number | null {
+  if (raw === 'default') return null;
+  if (!/^\d+$/.test(raw)) throw new CliError(`invalid byte budget '${raw}': use a whole number of bytes, or default`);
+  return Number(raw);
 }

@@ -42,6 +42,7 @@ export function buildChannels(config: Config, version: string, deps: ChannelDeps
     timeoutMs: config.delivery.webhookTimeoutMs,
     blockPrivateAddresses,
     userAgent: `barge/${version} (webhook delivery)`,
+    secretKey: config.secretKey,
     // Receivers check webhook-timestamp against their own clocks: sign with the real time.
     now: () => Date.now(),
     log: deps.log,

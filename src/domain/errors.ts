@@ -53,8 +53,36 @@ export const errors = {
   projectInactive: () => new ApiError('project_inactive', 403, 'Project is inactive.'),
   metricsUnauthorized: () =>
     new ApiError('metrics_unauthorized', 401, 'Metrics need the token: Authorization: Bearer <BARGE_METRICS_TOKEN>.'),
+  /** Too many failed authentications from one client address (src/http/auth-failures.ts). */
+  tooManyFailedAuthentications: (retryAfterSeconds: number) =>
+    new ApiError(
+      'auth_failures_limited',
+      429,
+      'Too many requests without a valid API key from this address; retry later.',
+      { headers: { 'retry-after': String(retryAfterSeconds) } },
+    ),
   rateLimited: (retryAfterSeconds: number) =>
     new ApiError('rate_limited', 429, 'Rate limit exceeded', {
+      headers: { 'retry-after': String(retryAfterSeconds) },
+    }),
+
+  // The project's storage budget and the service's storage (src/http/storage-budget.ts, disk-guard.ts).
+  dailyByteBudgetExceeded: (budgetBytes: number, retryAfterSeconds: number) =>
+    new ApiError(
+      'daily_byte_budget_exceeded',
+      429,
+      `This project has reached its storage budget of ${budgetBytes} bytes accepted per day (UTC); it is renewed at midnight UTC.`,
+      { headers: { 'retry-after': String(retryAfterSeconds) } },
+    ),
+  heldByteBudgetExceeded: (budgetBytes: number, retryAfterSeconds: number) =>
+    new ApiError(
+      'held_byte_budget_exceeded',
+      429,
+      `This project holds its storage budget of ${budgetBytes} bytes (requests and results not yet purged); new cargo are accepted again as stored results expire.`,
+      { headers: { 'retry-after': String(retryAfterSeconds) } },
+    ),
+  storageFull: (retryAfterSeconds: number) =>
+    new ApiError('storage_full', 503, 'The service is low on storage and accepts no new cargo for now; retry later.', {
       headers: { 'retry-after': String(retryAfterSeconds) },
     }),
 

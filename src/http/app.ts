@@ -7,12 +7,15 @@ import type { NewCargo } from '../store/cargo/insert.js';
 import { findProjectConnection } from '../store/connections.js';
 import type { Database } from '../store/database.js';
 import { Authenticator } from './auth.js';
+import { AuthFailureLimiter } from './auth-failures.js';
 import { cargoRoutes } from './cargo-routes.js';
+import { diskGuard } from './disk-guard.js';
 import { registerDocs } from './docs.js';
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './errors.js';
 import { installJsonBody } from './request-body.js';
 import { registerHealth } from './routes/health.js';
 import { registerMetrics } from './routes/metrics.js';
+import { StorageBudget } from './storage-budget.js';
 import { boundedValidatorFactory } from './validation.js';
 
 export interface AppDeps {
@@ -96,6 +99,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(cargoRoutes, {
     authenticator: new Authenticator(deps.database, deps.clock, {
       cacheTtlMs: config.keyCacheTtlMs,
+      failures: new AuthFailureLimiter(config.authFailures),
       onTouchError: (err) => app.log.warn({ err }, 'could not record last_used_at'),
     }),
     database: deps.database,
@@ -116,6 +120,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         findConnection: (projectId, connectionId) => findProjectConnection(deps.database.read, projectId, connectionId),
         sqsEndpointOverride: config.awsEndpoints.sqs !== null,
         defaultRegion: config.objectStore.region,
+      },
+      storage: {
+        budget: new StorageBudget(deps.database, deps.clock, config.storage),
+        disk: diskGuard(deps.database, config.storage),
       },
     },
   });

@@ -1,16 +1,19 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { hashApiKey, isWellFormedApiKey } from '../domain/api-keys.js';
 import type { Clock } from '../domain/clock.js';
-import { errors } from '../domain/errors.js';
+import { ApiError, errors } from '../domain/errors.js';
 import { findKeyCredentials, type KeyCredentials, touchApiKeys } from '../store/api-keys.js';
 import { readAuthChanges } from '../store/auth-changes.js';
 import type { Database } from '../store/database.js';
+import type { AuthFailureLimiter } from './auth-failures.js';
 
 export interface AuthContext {
   keyId: string;
   projectId: string;
   projectSlug: string;
   rateLimitMax: number | null;
+  /** The project's storage budget (bytes accepted per UTC day, bytes held); null: the default. */
+  byteBudget: { daily: number | null; held: number | null };
 }
 
 /**
@@ -35,7 +38,7 @@ const AUTH_CONTEXT = Symbol('barge.authContext');
 export function requireApiKey(scope: FastifyInstance, authenticator: Authenticator): void {
   scope.decorateRequest(AUTH_CONTEXT, null);
   scope.addHook('onRequest', async (request, reply) => {
-    const auth = await authenticator.authenticate(request.headers['x-api-key']);
+    const auth = await authenticator.authenticate(request.headers['x-api-key'], request.ip);
     request.setDecorator<AuthContext>(AUTH_CONTEXT, auth);
     // The audit trail: every log line of the request, "request completed" included, names the
     // project and the key's id (never the key itself).
@@ -53,12 +56,15 @@ export function authOf(request: FastifyRequest): AuthContext {
 export interface AuthenticatorOptions {
   /** How long a looked-up key is trusted before the database is asked again. */
   cacheTtlMs: number;
+  /** Entries of each cache: keys found in the database, and misses (kept apart, see lookup). */
   cacheMaxEntries?: number;
   /** `last_used_at` is written at most this often per key, so reads don't become writes. */
   touchIntervalMs?: number;
   /** How often, at most, the change counter is read to learn that cached keys are stale. */
   changeCheckMs?: number;
   onTouchError?: (err: unknown) => void;
+  /** Counts failed authentications per client address and refuses an address over its limit. */
+  failures?: AuthFailureLimiter;
 }
 
 /**
@@ -72,9 +78,20 @@ export interface AuthenticatorOptions {
  * times a second instead of one per request; it also works when the change comes from the CLI in
  * another process, on SQLite and PostgreSQL alike, and cannot miss a change the way a dropped
  * LISTEN connection would. Expiry needs no invalidation: it is checked on every request.
+ *
+ * Keys found in the database and misses live in two caches of their own, each bounded: random
+ * well-formed keys (a prober's) only ever fill and evict the misses, never a real key's entry.
+ * Before any lookup, an address over its limit of failed authentications is refused with 429
+ * (auth-failures.ts), unless it presents a key that has passed authentication in this process.
  */
 export class Authenticator {
-  private readonly cache = new Map<string, { credentials: KeyCredentials | null; fetchedAt: number }>();
+  private readonly known = new Map<string, { credentials: KeyCredentials; fetchedAt: number }>();
+  private readonly misses = new Map<string, number>();
+  /**
+   * Keys that passed authentication here, kept across cache drops: an address over its failure
+   * limit may still present one of these (it is then checked as usual). Holds hashes only.
+   */
+  private readonly vouched = new Map<string, true>();
   private readonly lastTouched = new Map<string, number>();
   private readonly maxEntries: number;
   private readonly touchIntervalMs: number;
@@ -96,40 +113,62 @@ export class Authenticator {
     this.changeCheckMs = options.changeCheckMs ?? 200;
   }
 
-  async authenticate(header: string | string[] | undefined): Promise<AuthContext> {
-    if (header === undefined || header === '') throw errors.missingApiKey();
+  async authenticate(header: string | string[] | undefined, clientAddress?: string): Promise<AuthContext> {
+    try {
+      return await this.check(header, clientAddress);
+    } catch (err) {
+      // Only a refused key counts (401): not a 429 of this limit, nor the database failing.
+      if (err instanceof ApiError && err.statusCode === 401 && clientAddress !== undefined) {
+        this.options.failures?.fail(clientAddress);
+      }
+      throw err;
+    }
+  }
+
+  private async check(header: string | string[] | undefined, clientAddress?: string): Promise<AuthContext> {
+    const blockedFor = clientAddress === undefined ? null : (this.options.failures?.blockedFor(clientAddress) ?? null);
     const key = Array.isArray(header) ? header[0] : header;
-    if (key === undefined || !isWellFormedApiKey(key)) throw errors.invalidKeyFormat();
+    const hash = key !== undefined && isWellFormedApiKey(key) ? hashApiKey(key) : null;
+    if (blockedFor !== null && !(hash !== null && this.vouched.has(hash))) {
+      throw errors.tooManyFailedAuthentications(blockedFor);
+    }
+    if (header === undefined || header === '') throw errors.missingApiKey();
+    if (hash === null) throw errors.invalidKeyFormat();
 
     const now = this.clock.now();
-    const credentials = await this.lookup(hashApiKey(key), now);
+    const credentials = await this.lookup(hash, now);
     if (!credentials?.keyIsActive) throw errors.invalidApiKey();
     if (credentials.expiresAt !== null && credentials.expiresAt <= now) throw errors.expiredApiKey();
     if (!credentials.projectIsActive) throw errors.projectInactive();
 
     this.touch(credentials.keyId, now);
+    remember(this.vouched, hash, true, this.maxEntries);
     return {
       keyId: credentials.keyId,
       projectId: credentials.projectId,
       projectSlug: credentials.projectSlug,
       rateLimitMax: credentials.projectRateLimitMax,
+      byteBudget: { daily: credentials.projectDailyByteBudget, held: credentials.projectHeldByteBudget },
     };
   }
 
   private async lookup(hash: string, now: number): Promise<KeyCredentials | null> {
-    if (this.options.cacheTtlMs > 0) await this.dropCacheIfChanged();
-    const cached = this.cache.get(hash);
-    if (cached && now - cached.fetchedAt < this.options.cacheTtlMs) return cached.credentials;
+    const caching = this.options.cacheTtlMs > 0;
+    if (caching) await this.dropCacheIfChanged();
+    const found = this.known.get(hash);
+    if (found && now - found.fetchedAt < this.options.cacheTtlMs) return found.credentials;
+    const missedAt = this.misses.get(hash);
+    if (missedAt !== undefined && now - missedAt < this.options.cacheTtlMs) return null;
     const generation = this.generation;
     const credentials = (await findKeyCredentials(this.database.read, hash)) ?? null;
-    if (this.options.cacheTtlMs > 0 && generation === this.generation) {
-      this.cache.delete(hash);
-      if (this.cache.size >= this.maxEntries) {
-        // Maps iterate in insertion order: the first entry is the oldest.
-        const oldest = this.cache.keys().next().value;
-        if (oldest !== undefined) this.cache.delete(oldest);
+    if (caching && generation === this.generation) {
+      if (credentials) {
+        this.misses.delete(hash);
+        remember(this.known, hash, { credentials, fetchedAt: now }, this.maxEntries);
+      } else {
+        this.known.delete(hash);
+        remember(this.misses, hash, now, this.maxEntries);
       }
-      this.cache.set(hash, { credentials, fetchedAt: now });
     }
     return credentials;
   }
@@ -140,7 +179,8 @@ export class Authenticator {
     this.changesRead ??= readAuthChanges(this.database.read)
       .then((value) => {
         if (value !== this.seenChanges) {
-          this.cache.clear();
+          this.known.clear();
+          this.misses.clear();
           this.generation++;
           this.seenChanges = value;
         }
@@ -160,4 +200,15 @@ export class Authenticator {
     // Advisory bookkeeping: a lost update costs nothing, so it does not hold up the request.
     touchApiKeys(this.database.write, [keyId], now).catch((err: unknown) => this.options.onTouchError?.(err));
   }
+}
+
+/** Sets an entry as the newest of a bounded map, dropping the oldest when full. */
+function remember<V>(cache: Map<string, V>, hash: string, value: V, maxEntries: number): void {
+  cache.delete(hash);
+  if (cache.size >= maxEntries) {
+    // Maps iterate in insertion order: the first entry is the oldest.
+    const oldest = cache.keys().next().value;
+    if (oldest !== undefined) cache.delete(oldest);
+  }
+  cache.set(hash, value);
 }

@@ -26,7 +26,7 @@ export const authErrorResponses = {
   429: {
     ...errorExample('Rate limit exceeded'),
     description:
-      'Per-project rate limit exceeded. Retry-After says when to try again; RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset describe the window.',
+      'Per-project rate limit exceeded, or too many failed authentications from this address. Retry-After says when to try again; RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset describe the window.',
   },
   500: { ...errorExample('Internal server error'), description: 'A bug; the body carries a request_id.' },
 };

@@ -22,6 +22,7 @@ export type OperationErrorCode =
   | 'slug_taken'
   | 'project_not_found'
   | 'invalid_email'
+  | 'invalid_byte_budget'
   // API keys
   | 'invalid_key_name'
   | 'invalid_expiry'
@@ -89,6 +90,8 @@ export const refusals = {
     ...invalid('invalid_email', 'email', email, null),
     message: `invalid e-mail address '${email}'`,
   }),
+  invalidByteBudget: (name: 'dailyBytes' | 'heldBytes', value: string) =>
+    invalid('invalid_byte_budget', name, value, 'use a whole number of bytes (0 or more), or default'),
 
   emptyKeyName: (name: string): OperationError => ({
     ...invalid('invalid_key_name', 'name', name, 'must not be empty'),

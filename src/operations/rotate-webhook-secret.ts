@@ -4,7 +4,8 @@
  */
 import { PREVIOUS_SECRET_GRACE_MS } from '../domain/webhook-secret.js';
 import { type Project, rotateWebhookSecret as replaceWebhookSecret } from '../store/projects.js';
-import { type OperationDeps, type Result, refusals, refuse, succeed } from './operation.js';
+import type { WebhookSecretDeps } from './create-project.js';
+import { type Result, refusals, refuse, succeed } from './operation.js';
 
 export interface RotatedSecret {
   project: Project;
@@ -13,11 +14,11 @@ export interface RotatedSecret {
 }
 
 export async function rotateWebhookSecret(
-  deps: OperationDeps,
+  deps: WebhookSecretDeps,
   input: { slug: string },
 ): Promise<Result<RotatedSecret>> {
   const now = deps.clock.now();
-  const rotated = await replaceWebhookSecret(deps.database.write, input.slug, now);
+  const rotated = await replaceWebhookSecret(deps.database.write, input.slug, now, deps.config.secretKey);
   if (!rotated) return refuse(refusals.projectNotFound(input.slug));
   return succeed({ ...rotated, previousSecretValidUntil: now + PREVIOUS_SECRET_GRACE_MS });
 }

@@ -86,6 +86,9 @@ export interface KeyCredentials {
   projectSlug: string;
   projectIsActive: boolean;
   projectRateLimitMax: number | null;
+  /** The project's storage budget; null: the configured default. */
+  projectDailyByteBudget: number | null;
+  projectHeldByteBudget: number | null;
 }
 
 export async function findKeyCredentials(db: Kysely<Schema>, keyHash: string): Promise<KeyCredentials | undefined> {
@@ -100,6 +103,8 @@ export async function findKeyCredentials(db: Kysely<Schema>, keyHash: string): P
       'p.slug',
       'p.is_active as project_is_active',
       'p.rate_limit_max',
+      'p.daily_byte_budget',
+      'p.held_byte_budget',
     ])
     .where('k.key_hash', '=', keyHash)
     .executeTakeFirst();
@@ -112,6 +117,8 @@ export async function findKeyCredentials(db: Kysely<Schema>, keyHash: string): P
     projectSlug: row.slug,
     projectIsActive: row.project_is_active === 1,
     projectRateLimitMax: row.rate_limit_max,
+    projectDailyByteBudget: row.daily_byte_budget === null ? null : Number(row.daily_byte_budget),
+    projectHeldByteBudget: row.held_byte_budget === null ? null : Number(row.held_byte_budget),
   };
 }
 

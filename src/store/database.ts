@@ -18,6 +18,8 @@ export interface Database {
   read: Kysely<Schema>;
   write: Kysely<Schema>;
   dialect: Dialect;
+  /** SQLite: the database file (its file system's free space is watched); null in memory and on PostgreSQL. */
+  file: string | null;
   /**
    * PostgreSQL only: calls the handler of a channel on every NOTIFY on it, from any process, over
    * one dedicated connection for all the channels that reconnects by itself. Resolves to an
@@ -74,6 +76,7 @@ function openSqlite(path: string, writeThread: boolean): Database {
     read,
     write,
     dialect: 'sqlite',
+    file: path === ':memory:' ? null : path,
     close: async () => {
       if (write !== read) await write.destroy();
       await read.destroy();
@@ -177,5 +180,5 @@ function openPostgres(url: string, options: OpenOptions): Database {
       await client?.end();
     };
   };
-  return { read: db, write: db, dialect: 'postgres', listen, close: () => db.destroy() };
+  return { read: db, write: db, dialect: 'postgres', file: null, listen, close: () => db.destroy() };
 }

@@ -6,6 +6,7 @@ import * as deliveries from './migrations/003_deliveries.js';
 import * as connections from './migrations/004_connections.js';
 import * as targetsOutbox from './migrations/005_targets_outbox.js';
 import * as resultDeliveriesOnce from './migrations/006_result_deliveries_once.js';
+import * as storageBudget from './migrations/007_storage_budget.js';
 import * as narrowCargo from './migrations/009_narrow_cargo.js';
 
 interface Migration {
@@ -22,6 +23,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['004_connections', connections],
   ['005_targets_outbox', targetsOutbox],
   ['006_result_deliveries_once', resultDeliveriesOnce],
+  ['007_storage_budget', storageBudget],
   ['009_narrow_cargo', narrowCargo],
 ];
 

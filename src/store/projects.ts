@@ -1,6 +1,11 @@
 import type { Kysely } from 'kysely';
 import { newId } from '../domain/ids.js';
-import { generateWebhookSecret, PREVIOUS_SECRET_GRACE_MS } from '../domain/webhook-secret.js';
+import {
+  generateWebhookSecret,
+  isPlaintextWebhookSecret,
+  PREVIOUS_SECRET_GRACE_MS,
+  storedWebhookSecret,
+} from '../domain/webhook-secret.js';
 import { bumpAuthChanges } from './auth-changes.js';
 import type { ProjectsTable, Schema } from './schema.js';
 
@@ -9,6 +14,9 @@ export interface Project {
   slug: string;
   isActive: boolean;
   rateLimitMax: number | null;
+  /** The project's storage budget (bytes accepted per UTC day, bytes held); null: the configured default. */
+  dailyByteBudget: number | null;
+  heldByteBudget: number | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -19,28 +27,38 @@ function toProject(row: ProjectsTable): Project {
     slug: row.slug,
     isActive: row.is_active === 1,
     rateLimitMax: row.rate_limit_max,
+    dailyByteBudget: row.daily_byte_budget === null ? null : Number(row.daily_byte_budget),
+    heldByteBudget: row.held_byte_budget === null ? null : Number(row.held_byte_budget),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
 }
 
-/** Creates a project with its webhook signing secret, returned this once with it. */
+/**
+ * Creates a project with its webhook signing secret, returned this once with it; stored sealed
+ * when `secretKey` (BARGE_SECRET_KEY) is given.
+ */
 export async function createProject(
   db: Kysely<Schema>,
   slug: string,
   now: number,
+  secretKey: Buffer | null = null,
 ): Promise<(Project & { webhookSecret: string }) | 'slug_taken'> {
+  const id = newId('prj', now);
+  const secret = generateWebhookSecret();
   const row: ProjectsTable = {
-    id: newId('prj', now),
+    id,
     slug,
     is_active: 1,
     rate_limit_max: null,
     created_at: now,
     updated_at: now,
-    webhook_secret: generateWebhookSecret(),
+    webhook_secret: storedWebhookSecret(secret, secretKey, id),
     previous_webhook_secret: null,
     previous_webhook_secret_until: null,
     notification_email: null,
+    daily_byte_budget: null,
+    held_byte_budget: null,
   };
   // ON CONFLICT DO NOTHING turns a duplicate slug (even one racing in from another process) into
   // an empty result instead of an exception.
@@ -50,7 +68,7 @@ export async function createProject(
     .onConflict((oc) => oc.column('slug').doNothing())
     .returningAll()
     .executeTakeFirst();
-  return inserted ? { ...toProject(inserted), webhookSecret: row.webhook_secret as string } : 'slug_taken';
+  return inserted ? { ...toProject(inserted), webhookSecret: secret } : 'slug_taken';
 }
 
 export async function findProjectBySlug(db: Kysely<Schema>, slug: string): Promise<Project | undefined> {
@@ -109,28 +127,108 @@ export async function setProjectRateLimit(
 }
 
 /**
- * Replaces a project's webhook signing secret. The old one keeps signing beside the new one for
- * PREVIOUS_SECRET_GRACE_MS, so receivers verifying with either succeed while they switch.
+ * Sets a project's storage budget; a field left out stays as it is, null returns it to the
+ * configured default. Bumps the auth change counter, so every API process sees it at once.
+ */
+export async function setProjectStorageBudget(
+  db: Kysely<Schema>,
+  slug: string,
+  budget: { dailyBytes?: number | null; heldBytes?: number | null },
+  now: number,
+): Promise<Project | undefined> {
+  return db.transaction().execute(async (tx) => {
+    const row = await tx
+      .updateTable('projects')
+      .set({
+        updated_at: now,
+        ...(budget.dailyBytes === undefined ? {} : { daily_byte_budget: budget.dailyBytes }),
+        ...(budget.heldBytes === undefined ? {} : { held_byte_budget: budget.heldBytes }),
+      })
+      .where('slug', '=', slug)
+      .returningAll()
+      .executeTakeFirst();
+    if (row) await bumpAuthChanges(tx);
+    return row && toProject(row);
+  });
+}
+
+/**
+ * Replaces a project's webhook signing secret (sealed when `secretKey` is given). The old one keeps
+ * signing beside the new one for PREVIOUS_SECRET_GRACE_MS, so receivers verifying with either
+ * succeed while they switch; it moves to the previous column as stored (sealed or not).
  */
 export async function rotateWebhookSecret(
   db: Kysely<Schema>,
   slug: string,
   now: number,
+  secretKey: Buffer | null = null,
 ): Promise<{ project: Project; webhookSecret: string } | undefined> {
   const secret = generateWebhookSecret();
-  const row = await db
-    .updateTable('projects')
-    .set((eb) => ({
-      webhook_secret: secret,
-      previous_webhook_secret: eb.ref('webhook_secret'),
-      previous_webhook_secret_until: now + PREVIOUS_SECRET_GRACE_MS,
-      updated_at: now,
-    }))
-    .where('slug', '=', slug)
-    .returningAll()
-    .executeTakeFirst();
-  return row && { project: toProject(row), webhookSecret: secret };
+  return db.transaction().execute(async (tx) => {
+    // The id first: a sealed secret is bound to it.
+    const found = await tx.selectFrom('projects').select('id').where('slug', '=', slug).executeTakeFirst();
+    if (!found) return undefined;
+    const row = await tx
+      .updateTable('projects')
+      .set((eb) => ({
+        webhook_secret: storedWebhookSecret(secret, secretKey, found.id),
+        previous_webhook_secret: eb.ref('webhook_secret'),
+        previous_webhook_secret_until: now + PREVIOUS_SECRET_GRACE_MS,
+        updated_at: now,
+      }))
+      .where('id', '=', found.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return { project: toProject(row), webhookSecret: secret };
+  });
 }
+
+/**
+ * Seals every webhook signing secret still stored in plaintext (current and previous), a chunk at
+ * a time; returns how many projects it sealed. Run at every start with BARGE_SECRET_KEY set, so an
+ * operator who adds the key later gets the existing secrets sealed by the next start (or `barge
+ * migrate`). Each update is conditional on the values it read, so processes starting together
+ * seal each secret once.
+ */
+export async function sealPlaintextWebhookSecrets(db: Kysely<Schema>, secretKey: Buffer): Promise<number> {
+  let sealed = 0;
+  for (;;) {
+    const rows = await db
+      .selectFrom('projects')
+      .select(['id', 'webhook_secret', 'previous_webhook_secret'])
+      // A sealed value starts with its version (`v1:`), never with `whsec`.
+      .where((eb) => eb.or([eb('webhook_secret', 'like', 'whsec%'), eb('previous_webhook_secret', 'like', 'whsec%')]))
+      .orderBy('id')
+      .limit(SEAL_CHUNK)
+      .execute();
+    let changed = 0;
+    for (const row of rows) {
+      const seal = (stored: string | null) =>
+        stored !== null && isPlaintextWebhookSecret(stored) ? storedWebhookSecret(stored, secretKey, row.id) : stored;
+      const result = await db
+        .updateTable('projects')
+        .set({ webhook_secret: seal(row.webhook_secret), previous_webhook_secret: seal(row.previous_webhook_secret) })
+        .where('id', '=', row.id)
+        .where((eb) =>
+          eb.and([
+            row.webhook_secret === null
+              ? eb('webhook_secret', 'is', null)
+              : eb('webhook_secret', '=', row.webhook_secret),
+            row.previous_webhook_secret === null
+              ? eb('previous_webhook_secret', 'is', null)
+              : eb('previous_webhook_secret', '=', row.previous_webhook_secret),
+          ]),
+        )
+        .executeTakeFirst();
+      changed += Number(result.numUpdatedRows);
+    }
+    sealed += changed;
+    // Another process sealing the same rows meanwhile: what is left is theirs (or the next start's).
+    if (rows.length < SEAL_CHUNK || changed === 0) return sealed;
+  }
+}
+
+const SEAL_CHUNK = 500;
 
 /** Sets (or with null, clears) where the project's incident mail goes; false when no such project. */
 export async function setNotificationEmail(

@@ -28,6 +28,8 @@ export interface Schema {
   connections: ConnectionsTable;
   outbox: OutboxTable;
   change_counters: ChangeCountersTable;
+  project_storage: ProjectStorageTable;
+  storage_changes: StorageChangesTable;
 }
 
 export interface ProjectsTable {
@@ -42,6 +44,9 @@ export interface ProjectsTable {
   previous_webhook_secret_until: number | null;
   /** Where incident mail goes (a connection marked failed); null sends none. */
   notification_email: string | null;
+  /** Storage budget (src/store/storage-usage.ts): bytes accepted per UTC day, bytes held; null: the default. */
+  daily_byte_budget: number | null;
+  held_byte_budget: number | null;
 }
 
 export interface ApiKeysTable {
@@ -232,4 +237,19 @@ export interface OutboxTable {
 export interface ChangeCountersTable {
   name: string;
   value: number;
+}
+
+/** What a project holds and has been accepted today, kept as counters (src/store/storage-usage.ts). */
+export interface ProjectStorageTable {
+  project_id: string;
+  held_bytes: number;
+  /** The UTC day (epoch ms of its midnight) `day_bytes` counts. */
+  day: number;
+  day_bytes: number;
+}
+
+/** Bytes results added (stored) or released (purged, negative), appended by triggers on `results`. */
+export interface StorageChangesTable {
+  project_id: string;
+  bytes: number;
 }

@@ -93,6 +93,21 @@ for (const backend of await backends({ childProcesses: true })) {
     const keyRows = (projectId: string) =>
       h.db.database.write.selectFrom('api_keys').selectAll().where('project_id', '=', projectId).execute();
 
+    test('project set-storage-budget sets, resets and refuses; the API applies it at once', async () => {
+      const slug = uniqueSlug('budget');
+      ok(await cli('project', 'create', slug, '--json'));
+      const { key } = oneJsonObject(ok(await cli('key', 'create', slug, '--name', 'b', '--json')));
+      const set = oneJsonObject(ok(await cli('project', 'set-storage-budget', slug, '--daily-bytes', '1', '--json')));
+      assert.deepEqual([set.daily_byte_budget, set.held_byte_budget], [1, null]);
+      const refusedLoad = await h.app.request('POST', '/cargo/load', { key, body: mockBody('too big for 1 byte') });
+      assert.equal(refusedLoad.status, 429, refusedLoad.text);
+      const reset = await cli('project', 'set-storage-budget', slug, '--daily-bytes', 'default');
+      assert.match(ok(reset).stdout, /the default per day, the default held/);
+      const bad = await cli('project', 'set-storage-budget', slug, '--held-bytes', '-5');
+      assert.equal(bad.code, 1);
+      assert.match(bad.stderr, /invalid byte budget '-5'/);
+    });
+
     test('project create, list, deactivate and activate', async () => {
       const slug = uniqueSlug('acme');
       const created = oneJsonObject(ok(await cli('project', 'create', slug, '--json')));

@@ -6,6 +6,7 @@ import { listProjects } from '../../src/operations/list-projects.js';
 import { rotateWebhookSecret } from '../../src/operations/rotate-webhook-secret.js';
 import { setNotificationEmail } from '../../src/operations/set-notification-email.js';
 import { setProjectActive } from '../../src/operations/set-project-active.js';
+import { setStorageBudget } from '../../src/operations/set-storage-budget.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
 import { depsOf, newProject, refused, uniqueSlug, value } from './support.js';
 
@@ -90,6 +91,26 @@ for (const backend of await backends()) {
       assert.equal(row?.previous_webhook_secret, project.webhookSecret);
       assert.equal(row?.previous_webhook_secret_until, rotated.previousSecretValidUntil);
       refused(await rotateWebhookSecret(deps, { slug: 'no-such-project' }), 'project_not_found');
+    });
+
+    test('setStorageBudget sets either budget, null returns it to the default; bad values are refused', async () => {
+      const project = await newProject(deps);
+      assert.equal(project.dailyByteBudget, null);
+      const set = value(await setStorageBudget(deps, { slug: project.slug, dailyBytes: 1000, heldBytes: 5000 }));
+      assert.deepEqual([set.dailyByteBudget, set.heldByteBudget], [1000, 5000]);
+      const reset = value(await setStorageBudget(deps, { slug: project.slug, heldBytes: null }));
+      assert.deepEqual([reset.dailyByteBudget, reset.heldByteBudget], [1000, null]);
+      const row = await projectRow(project.slug);
+      assert.deepEqual([Number(row?.daily_byte_budget), row?.held_byte_budget], [1000, null]);
+      for (const bad of [-1, 1.5, Number.NaN, 2 ** 60]) {
+        const error = refused(
+          await setStorageBudget(deps, { slug: project.slug, dailyBytes: bad }),
+          'invalid_byte_budget',
+          /^invalid daily_bytes '/,
+        );
+        assert.equal(error.input?.name, 'dailyBytes');
+      }
+      refused(await setStorageBudget(deps, { slug: 'no-such-project', dailyBytes: 1 }), 'project_not_found');
     });
 
     test('setNotificationEmail sets and clears the address; a bad address or unknown project is refused', async () => {

@@ -24,14 +24,15 @@ export function depsOf(
   clock = new ManualClock(Date.UTC(2026, 0, 1)),
 ): OperationDeps & {
   clock: ManualClock;
+  config: { secretKey: Buffer | null };
 } {
-  return { database, clock };
+  return { database, clock, config: { secretKey: null } };
 }
 
 let counter = 0;
 export const uniqueSlug = (stem: string) => `${stem}-${process.pid}-${++counter}`;
 
 /** A fresh project, made by the operation. */
-export async function newProject(deps: OperationDeps, stem = 'ops') {
-  return value(await createProject(deps, { slug: uniqueSlug(stem) }));
+export async function newProject(deps: OperationDeps & { config?: { secretKey: Buffer | null } }, stem = 'ops') {
+  return value(await createProject({ config: { secretKey: null }, ...deps }, { slug: uniqueSlug(stem) }));
 }

@@ -1,5 +1,6 @@
 import { type Agent, request } from 'undici';
 import { webhookPayloadJson } from '../../domain/envelope.js';
+import { usableWebhookSecret } from '../../domain/webhook-secret.js';
 import type { Logger } from '../../ports.js';
 import type { DueDelivery } from '../../store/deliveries.js';
 import { type DeliveryChannel, type DeliveryTarget, type DispatchOutcome, failed } from '../channel.js';
@@ -16,6 +17,8 @@ export interface WebhookChannelOptions {
   timeoutMs: number;
   blockPrivateAddresses: boolean;
   userAgent: string;
+  /** BARGE_SECRET_KEY: opens signing secrets stored sealed. */
+  secretKey: Buffer | null;
   now: () => number;
   /** The operator's log: what the tenant must not see (the address a refused host resolved to). */
   log: Logger;
@@ -51,6 +54,22 @@ export class WebhookChannel implements DeliveryChannel {
       }
     }
 
+    // The stored secrets may be sealed; one that does not open (BARGE_SECRET_KEY missing or
+    // changed) is the operator's to fix: the attempt fails, retryable, and the log says why.
+    const secrets = due.webhookSecrets.map((stored) =>
+      usableWebhookSecret(stored, this.options.secretKey, due.projectId),
+    );
+    const [current] = secrets;
+    if (current === null || current === undefined) {
+      this.options.log.error(
+        { delivery: due.delivery.id, project: due.projectSlug },
+        'the webhook signing secret does not open with BARGE_SECRET_KEY',
+      );
+      return failed('signing_secret_unavailable', 'the webhook signing secret is not available; the operator is told', {
+        retryable: true,
+      });
+    }
+
     const body = webhookPayloadJson({
       cargoId: due.cargoId,
       success: due.success,
@@ -60,7 +79,10 @@ export class WebhookChannel implements DeliveryChannel {
     });
     const messageId = due.delivery.id;
     const timestamp = Math.floor(this.options.now() / 1000);
-    const signature = due.webhookSecrets.map((secret) => signWebhook(secret, messageId, timestamp, body)).join(' ');
+    const signature = secrets
+      .filter((secret) => secret !== null)
+      .map((secret) => signWebhook(secret, messageId, timestamp, body))
+      .join(' ');
 
     try {
       const response = await request(url, {

@@ -5,11 +5,13 @@ import { errors, type FieldError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
 import { jsonMemberText } from '../../domain/json-text.js';
 import type { ModelRouter } from '../../providers/routing.js';
-import type { NewCargo } from '../../store/cargo/insert.js';
+import { cargoRowBytes, type NewCargo } from '../../store/cargo/insert.js';
 import { authOf } from '../auth.js';
 import type { CargoScope } from '../cargo-routes.js';
+import type { DiskGuard } from '../disk-guard.js';
 import { rawBodyOf } from '../request-body.js';
 import { apiKeySecurity, authErrorResponses, ErrorBody } from '../schemas.js';
+import type { StorageBudget } from '../storage-budget.js';
 import { Callback, checkTarget, type TargetRules, targetAddressProblems } from './delivery-target.js';
 
 const TextBlock = Type.Object(
@@ -148,12 +150,20 @@ export interface LoadCargoDeps {
   writeCargo: (row: NewCargo) => Promise<void>;
   /** The rules of a `callback` target, with the project's connections. */
   targets: TargetRules;
+  /** The project's storage budget, and the service's storage floor (null: nothing to guard). */
+  storage: { budget: StorageBudget; disk: DiskGuard | null };
 }
 
 export function registerLoadCargo(app: CargoScope, deps: LoadCargoDeps): void {
   app.post(
     '/cargo/load',
     {
+      // Before the body is read: a project over its budget, or a service short of storage, does
+      // not get to send 10 MiB first.
+      onRequest: async (request) => {
+        await deps.storage.disk?.check(0);
+        await deps.storage.budget.check(authOf(request), 0);
+      },
       schema: {
         summary: 'Submit a model request for batch processing',
         description:
@@ -195,6 +205,12 @@ export function registerLoadCargo(app: CargoScope, deps: LoadCargoDeps): void {
             ],
           },
           ...authErrorResponses,
+          429: {
+            ...ErrorBody,
+            description:
+              "Rate limit, too many failed authentications from this address, or the project's storage budget (bytes accepted per UTC day, bytes held) is spent; see Retry-After.",
+          },
+          503: { ...ErrorBody, description: 'The service is low on storage (or busy); see Retry-After.' },
         },
       },
     },
@@ -230,7 +246,7 @@ export function registerLoadCargo(app: CargoScope, deps: LoadCargoDeps): void {
       const requests = toProviderRequests(body);
       const request_json = JSON.stringify({ requests });
       const cargoId = newId('crg', now);
-      await deps.writeCargo({
+      const row: NewCargo = {
         id: cargoId,
         project_id: auth.projectId,
         status: 'pending',
@@ -247,7 +263,12 @@ export function registerLoadCargo(app: CargoScope, deps: LoadCargoDeps): void {
         callback: target ? JSON.stringify(target) : null,
         created_at: now,
         updated_at: now,
-      });
+      };
+      const bytes = cargoRowBytes(row);
+      await deps.storage.disk?.check(bytes);
+      await deps.storage.budget.check(auth, bytes);
+      await deps.writeCargo(row);
+      deps.storage.budget.accepted(auth.projectId, bytes, now);
       return { cargo_id: cargoId, status: 'success' as const, message: 'Cargo loaded successfully' };
     },
   );

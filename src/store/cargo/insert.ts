@@ -1,6 +1,6 @@
-import type { Insertable } from 'kysely';
+import type { Insertable, Transaction } from 'kysely';
 import type { Database } from '../database.js';
-import type { CargoRequestsTable, CargoTable } from '../schema.js';
+import type { CargoRequestsTable, CargoTable, Schema } from '../schema.js';
 
 /** A new cargo: its row, and what it was sent with (kept in cargo_requests). */
 export type NewCargo = Insertable<CargoTable> & Omit<CargoRequestsTable, 'cargo_id'>;
@@ -15,12 +15,17 @@ export function cargoRowBytes(row: NewCargo): number {
   return row.request_bytes + (row.metadata?.length ?? 0);
 }
 
-/**
- * Inserts many cargo rows in one transaction (the group-commit writer's flush), in multi-row
- * statements of at most INSERT_CHUNK rows and INSERT_CHUNK_BYTES (one larger row goes alone).
- */
+/** Inserts many cargo rows in one transaction (tests and tools; the API's group commit uses insertCargoRows). */
 export async function insertCargo(database: Database, rows: NewCargo[]): Promise<void> {
-  const db = database.write;
+  await database.write.transaction().execute((tx) => insertCargoRows(tx, rows));
+}
+
+/**
+ * Inserts many cargo rows as a step of the caller's transaction (the group commit's, which also
+ * counts their bytes against the project's storage budget), in multi-row statements of at most
+ * INSERT_CHUNK rows and INSERT_CHUNK_BYTES (one larger row goes alone).
+ */
+export async function insertCargoRows(tx: Transaction<Schema>, rows: NewCargo[]): Promise<void> {
   const parts: NewCargo[][] = [];
   let part: NewCargo[] = [];
   let bytes = 0;
@@ -35,16 +40,14 @@ export async function insertCargo(database: Database, rows: NewCargo[]): Promise
     bytes += size;
   }
   if (part.length > 0) parts.push(part);
-  await db.transaction().execute(async (tx) => {
-    for (const rows of parts) {
-      await tx
-        .insertInto('cargo')
-        .values(rows.map(({ request: _, metadata: __, ...row }) => row))
-        .execute();
-      await tx
-        .insertInto('cargo_requests')
-        .values(rows.map((r) => ({ cargo_id: r.id, request: r.request, metadata: r.metadata ?? null })))
-        .execute();
-    }
-  });
+  for (const rows of parts) {
+    await tx
+      .insertInto('cargo')
+      .values(rows.map(({ request: _, metadata: __, ...row }) => row))
+      .execute();
+    await tx
+      .insertInto('cargo_requests')
+      .values(rows.map((r) => ({ cargo_id: r.id, request: r.request, metadata: r.metadata ?? null })))
+      .execute();
+  }
 }
