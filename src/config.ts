@@ -139,7 +139,7 @@ export function loadConfig(source: Env = process.env): Config {
     maxConnections: integer(read, 'BARGE_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
     inFlightBodyBytes: integer(read, 'BARGE_INFLIGHT_BODY_BYTES', 128 * 1024 * 1024, 1024, 64 * 1024 ** 3),
     metrics: {
-      token: read('BARGE_METRICS_TOKEN') ?? null,
+      token: metricsToken(read('BARGE_METRICS_TOKEN')),
       workerPort: read('BARGE_METRICS_PORT') === undefined ? null : integer(read, 'BARGE_METRICS_PORT', 0, 0, 65535),
     },
     logLevel: oneOf(read, 'BARGE_LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
@@ -349,4 +349,13 @@ function redacted(raw: string): string {
 
 function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** A bearer token (RFC 6750 characters), long enough not to be guessed: 16 characters at least. */
+function metricsToken(value: string | undefined): string | null {
+  if (value === undefined) return null;
+  if (!/^[A-Za-z0-9._~+/=-]{16,}$/.test(value)) {
+    throw new ConfigError('BARGE_METRICS_TOKEN', 'must be at least 16 characters of A-Z a-z 0-9 . _ ~ + / = -');
+  }
+  return value;
 }

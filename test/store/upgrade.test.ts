@@ -11,12 +11,12 @@ import { backends } from '../helpers/backends.js';
 import { testWorker } from '../helpers/pipeline.js';
 
 /**
- * A database of the schema before narrow cargo rows (migrations through 006), holding cargo in
+ * A database of the schema before narrow cargo rows (migrations through 007), holding cargo in
  * every status with requests, metadata, results, deliveries and svc-mock jobs, upgrades without
  * losing a cargo: every request and metadata text is carried over byte for byte, and the service
  * works on the upgraded data (a pending cargo of the old schema goes through the pipeline).
  */
-const BEFORE = '006_result_deliveries_once';
+const BEFORE = '007_storage_budget';
 const T0 = Date.UTC(2026, 10, 23, 12);
 
 for (const backend of await backends()) {
