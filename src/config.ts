@@ -19,6 +19,8 @@ export interface Config {
   maxConnections: number;
   /** Bytes of request bodies held at once; a body past it is answered 503 with Retry-After. */
   inFlightBodyBytes: number;
+  /** Redis for the shared rate-limit counts (exact across processes); null: see rate-limit.ts. */
+  redisUrl: string | null;
   metrics: {
     /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
     token: string | null;
@@ -138,6 +140,7 @@ export function loadConfig(source: Env = process.env): Config {
     requestTimeoutMs: integer(read, 'BARGE_REQUEST_TIMEOUT_MS', 60_000, 1000, 3_600_000),
     maxConnections: integer(read, 'BARGE_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
     inFlightBodyBytes: integer(read, 'BARGE_INFLIGHT_BODY_BYTES', 128 * 1024 * 1024, 1024, 64 * 1024 ** 3),
+    redisUrl: redisUrl(read('BARGE_REDIS_URL')),
     metrics: {
       token: metricsToken(read('BARGE_METRICS_TOKEN')),
       workerPort: read('BARGE_METRICS_PORT') === undefined ? null : integer(read, 'BARGE_METRICS_PORT', 0, 0, 65535),
@@ -356,6 +359,14 @@ function metricsToken(value: string | undefined): string | null {
   if (value === undefined) return null;
   if (!/^[A-Za-z0-9._~+/=-]{16,}$/.test(value)) {
     throw new ConfigError('BARGE_METRICS_TOKEN', 'must be at least 16 characters of A-Z a-z 0-9 . _ ~ + / = -');
+  }
+  return value;
+}
+
+function redisUrl(value: string | undefined): string | null {
+  if (value === undefined) return null;
+  if (!/^rediss?:\/\/[^\s]+$/.test(value)) {
+    throw new ConfigError('BARGE_REDIS_URL', `must be a redis:// or rediss:// URL, got '${redacted(value)}'`);
   }
   return value;
 }

@@ -1,4 +1,5 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config.js';
 import type { Clock } from '../domain/clock.js';
@@ -12,6 +13,7 @@ import { cargoRoutes } from './cargo-routes.js';
 import { diskGuard } from './disk-guard.js';
 import { registerDocs } from './docs.js';
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './errors.js';
+import type { RateLimitOptions } from './rate-limit.js';
 import { installJsonBody } from './request-body.js';
 import { registerHealth } from './routes/health.js';
 import { registerMetrics } from './routes/metrics.js';
@@ -105,9 +107,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     database: deps.database,
     bodies: { budgetBytes: config.inFlightBodyBytes, bodyLimit: config.bodyLimitBytes },
     rateLimit: {
-      db: deps.database.write,
+      database: deps.database,
       clock: deps.clock,
-      shared: deps.database.dialect === 'postgres',
+      shared: rateLimitCounter(app, config, deps.database),
       max: config.rateLimit.max,
       windowMs: config.rateLimit.windowMs,
     },
@@ -144,4 +146,21 @@ export async function buildProbeServer(deps: {
   registerHealth(app, deps);
   registerMetrics(app, deps);
   return app;
+}
+
+/**
+ * Where the per-project rate-limit counts live: in Redis when BARGE_REDIS_URL is set (exact, shared
+ * by every process); else on PostgreSQL in the database, synced in batches (SyncedWindows); else
+ * (one SQLite process) in this process's memory.
+ */
+function rateLimitCounter(app: FastifyInstance, config: Config, database: Database): RateLimitOptions['shared'] {
+  if (config.redisUrl !== null) {
+    const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+    redis.on('error', (err) => app.log.warn({ err: err.message }, 'rate-limit Redis connection failed'));
+    app.addHook('onClose', async () => {
+      redis.disconnect();
+    });
+    return { kind: 'redis', redis };
+  }
+  return database.dialect === 'postgres' ? { kind: 'database' } : { kind: 'local' };
 }

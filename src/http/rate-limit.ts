@@ -1,42 +1,130 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Kysely } from 'kysely';
+import type { Redis } from 'ioredis';
 import type { Clock } from '../domain/clock.js';
 import { errors } from '../domain/errors.js';
-import { countRateLimitHit, deleteRateLimitWindowsBefore } from '../store/rate-limits.js';
-import type { Schema } from '../store/schema.js';
+import type { Database } from '../store/database.js';
+import { addRateLimitHits, deleteRateLimitWindowsBefore } from '../store/rate-limits.js';
 
 type IncrCallback = (err: Error | null, result?: { current: number; ttl: number }) => void;
 
+/** How often a process adds its local counts to the shared windows (and learns the others'). */
+export const RATE_LIMIT_SYNC_MS = 100;
+
+interface Window {
+  start: number;
+  /** The window's total across processes, as of the last sync. */
+  known: number;
+  /** Hits this process counted since then. */
+  pending: number;
+  /** When `known` was last learned (performance.now()). */
+  syncedAt: number;
+}
+
 /**
- * A @fastify/rate-limit store whose fixed windows live in the database, so every API process
- * counts against the same number. Used on PostgreSQL; one SQLite process keeps them in memory.
+ * Fixed windows shared through the database without a write per request: each process counts
+ * locally and adds what it counted to the windows' rows in one upsert, which returns the totals of
+ * every process. A request is judged on the last total plus this process's own hits since; when
+ * that total is older than RATE_LIMIT_SYNC_MS the request waits for a sync (one for all the
+ * requests arriving meanwhile), so with N processes a project can pass its limit by at most what
+ * the other N - 1 accepted in one sync interval. At most one write per process per interval, and a
+ * timer adds the last counts when requests stop. Used on PostgreSQL without Redis.
  */
-function databaseStore(db: Kysely<Schema>, clock: Clock) {
-  let lastSweep = 0;
-  return class DatabaseRateLimitStore {
-    incr(key: string, callback: IncrCallback, timeWindow: number): void {
-      const now = clock.now();
-      const windowStart = now - (now % timeWindow);
-      countRateLimitHit(db, key, windowStart).then(
-        (current) => callback(null, { current, ttl: windowStart + timeWindow - now }),
-        (err: Error) => callback(err),
-      );
-      if (now - lastSweep > timeWindow) {
-        lastSweep = now;
-        deleteRateLimitWindowsBefore(db, windowStart - timeWindow).catch(() => {});
+export class SyncedWindows {
+  private readonly windows = new Map<string, Window>();
+  private timer: NodeJS.Timeout | null = null;
+  private syncing: Promise<void> | null = null;
+  private lastSweep = 0;
+
+  constructor(
+    private readonly database: Database,
+    private readonly clock: Clock,
+    private readonly onError: (err: unknown) => void,
+  ) {}
+
+  /** Counts a hit; the window's total as this process knows it, and ms until the window ends. */
+  async hit(key: string, windowMs: number): Promise<{ current: number; ttl: number }> {
+    const now = this.clock.now();
+    const start = now - (now % windowMs);
+    let window = this.windows.get(key);
+    if (!window || window.start !== start) {
+      window = { start, known: 0, pending: 0, syncedAt: Number.NEGATIVE_INFINITY };
+      this.windows.set(key, window);
+    }
+    window.pending++;
+    this.schedule(windowMs);
+    for (let tries = 0; performance.now() - window.syncedAt >= RATE_LIMIT_SYNC_MS && tries < 2; tries++) {
+      await (this.syncing ?? this.sync(windowMs));
+    }
+    return { current: window.known + window.pending, ttl: start + windowMs - now };
+  }
+
+  /** Adds every pending count now (and waits for a sync in flight). */
+  async sync(windowMs: number): Promise<void> {
+    if (this.syncing) await this.syncing;
+    const sent = [...this.windows].filter(([, w]) => w.pending > 0);
+    if (sent.length === 0) return;
+    const counts = sent.map(([key, w]) => ({ key, windowStart: w.start, hits: w.pending }));
+    for (const [, w] of sent) w.pending = 0;
+    this.syncing = (async () => {
+      try {
+        const asOf = performance.now();
+        for (const total of await addRateLimitHits(this.database, counts)) {
+          const window = this.windows.get(total.key);
+          if (window?.start !== total.windowStart) continue;
+          window.known = Math.max(window.known, total.hits);
+          window.syncedAt = asOf;
+        }
+      } catch (err) {
+        // Not lost: counted again at the next sync.
+        for (const { key, windowStart, hits } of counts) {
+          const window = this.windows.get(key);
+          if (window?.start === windowStart) window.pending += hits;
+        }
+        this.onError(err);
       }
+      this.sweep(windowMs);
+    })();
+    try {
+      await this.syncing;
+    } finally {
+      this.syncing = null;
     }
-    child() {
-      return this;
+  }
+
+  close(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private schedule(windowMs: number): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.sync(windowMs).then(() => {
+        if ([...this.windows.values()].some((w) => w.pending > 0)) this.schedule(windowMs);
+      });
+    }, RATE_LIMIT_SYNC_MS);
+    this.timer.unref();
+  }
+
+  /** Forgets windows that ended, here and (once a window) in the database. */
+  private sweep(windowMs: number): void {
+    const now = this.clock.now();
+    const current = now - (now % windowMs);
+    for (const [key, w] of this.windows) if (w.start < current && w.pending === 0) this.windows.delete(key);
+    if (now - this.lastSweep > windowMs) {
+      this.lastSweep = now;
+      deleteRateLimitWindowsBefore(this.database, current - windowMs).catch(this.onError);
     }
-  };
+  }
 }
 
 export interface RateLimitOptions {
-  db: Kysely<Schema>;
+  database: Database;
   clock: Clock;
-  shared: boolean;
+  /** Where the count lives: this process (one SQLite process), Redis, or the database in batches. */
+  shared: { kind: 'local' } | { kind: 'redis'; redis: Redis } | { kind: 'database' };
   max: number;
   windowMs: number;
   projectOf: (request: FastifyRequest) => { projectId: string; rateLimitMax: number | null };
@@ -44,6 +132,32 @@ export interface RateLimitOptions {
 
 /** Per-project limits; routes opt in with `app.rateLimit()` after authentication has run. */
 export async function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): Promise<void> {
+  const { shared } = options;
+  let store = {};
+  // Redis out of reach lets requests through (logged) rather than failing every one of them.
+  if (shared.kind === 'redis') store = { redis: shared.redis, nameSpace: 'barge-rate-limit-', skipOnError: true };
+  if (shared.kind === 'database') {
+    const windows = new SyncedWindows(options.database, options.clock, (err) =>
+      app.log.warn({ err }, 'could not sync rate-limit counts'),
+    );
+    app.addHook('onClose', async () => {
+      windows.close();
+      await windows.sync(options.windowMs).catch(() => {});
+    });
+    store = {
+      store: class {
+        incr(key: string, callback: IncrCallback, timeWindow: number): void {
+          windows.hit(key, timeWindow).then(
+            (result) => callback(null, result),
+            (err: Error) => callback(err),
+          );
+        }
+        child() {
+          return this;
+        }
+      },
+    };
+  }
   await app.register(rateLimit, {
     global: false,
     enableDraftSpec: true,
@@ -51,6 +165,6 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
     max: (request) => options.projectOf(request).rateLimitMax ?? options.max,
     keyGenerator: (request) => options.projectOf(request).projectId,
     errorResponseBuilder: (_request, context) => errors.rateLimited(Math.ceil(context.ttl / 1000)),
-    ...(options.shared ? { store: databaseStore(options.db, options.clock) } : {}),
+    ...store,
   });
 }

@@ -1,20 +1,26 @@
-import { type Kysely, sql } from 'kysely';
-import type { Schema } from './schema.js';
+import { sql } from 'kysely';
+import type { Database } from './database.js';
 
 /**
- * Counts one hit in a fixed window shared by every process on the database and returns the
- * window's count. One upsert, one round trip.
+ * Adds many processes' local hit counts to their fixed windows, one multi-row upsert for all the
+ * keys, and returns each window's total: what every process has counted so far.
  */
-export async function countRateLimitHit(db: Kysely<Schema>, key: string, windowStart: number): Promise<number> {
-  const row = await db
+export async function addRateLimitHits(
+  database: Database,
+  hits: { key: string; windowStart: number; hits: number }[],
+): Promise<{ key: string; windowStart: number; hits: number }[]> {
+  if (hits.length === 0) return [];
+  const rows = await database.write
     .insertInto('rate_limit_windows')
-    .values({ key, window_start: windowStart, hits: 1 })
-    .onConflict((oc) => oc.columns(['key', 'window_start']).doUpdateSet({ hits: sql`rate_limit_windows.hits + 1` }))
-    .returning('hits')
-    .executeTakeFirstOrThrow();
-  return Number(row.hits);
+    .values(hits.map((h) => ({ key: h.key, window_start: h.windowStart, hits: h.hits })))
+    .onConflict((oc) =>
+      oc.columns(['key', 'window_start']).doUpdateSet({ hits: sql`rate_limit_windows.hits + excluded.hits` }),
+    )
+    .returning(['key', 'window_start', 'hits'])
+    .execute();
+  return rows.map((r) => ({ key: r.key, windowStart: Number(r.window_start), hits: Number(r.hits) }));
 }
 
-export async function deleteRateLimitWindowsBefore(db: Kysely<Schema>, before: number): Promise<void> {
-  await db.deleteFrom('rate_limit_windows').where('window_start', '<', before).execute();
+export async function deleteRateLimitWindowsBefore(database: Database, before: number): Promise<void> {
+  await database.write.deleteFrom('rate_limit_windows').where('window_start', '<', before).execute();
 }
