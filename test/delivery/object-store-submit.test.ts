@@ -1,27 +1,19 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { newExternalId } from '../../src/domain/connections.js';
 import { newId } from '../../src/domain/ids.js';
 import { insertConnection } from '../../src/store/connections.js';
-import { createProjectWithKey, mockBody, startTestApp, type TestApp } from '../helpers/app.js';
+import { createProjectWithKey, mockBody } from '../helpers/app.js';
 import { assertDetail, assertInvalidField } from '../helpers/assertions.js';
-import { backends, type TestDatabase } from '../helpers/backends.js';
+import { backends } from '../helpers/backends.js';
+import { harness } from '../helpers/harness.js';
 
 for (const backend of await backends()) {
   describe(`object-delivery submit rules on ${backend.name}`, () => {
-    let db: TestDatabase;
-    let app: TestApp;
-    before(async () => {
-      db = await backend.create();
-      app = await startTestApp(db.database);
-    });
-    after(async () => {
-      await app.close();
-      await db.drop();
-    });
+    const h = harness(backend);
 
     const connectionOf = async (projectId: string, allow: string[] | null = null) =>
-      insertConnection(db.database.write, {
+      insertConnection(h.db.database.write, {
         id: newId('conn'),
         projectId,
         roleArn: 'arn:aws:iam::444455556666:role/barge',
@@ -35,7 +27,7 @@ for (const backend of await backends()) {
     const withTarget = (callback: Record<string, unknown>) =>
       mockBody('to a bucket', { callback: { type: 'object_store', ...callback } });
     const storedCallback = async (cargoId: string) => {
-      const row = await db.database.write
+      const row = await h.db.database.write
         .selectFrom('cargo')
         .select('callback')
         .where('id', '=', cargoId)
@@ -44,9 +36,9 @@ for (const backend of await backends()) {
     };
 
     test('a valid target is accepted and stored with the default prefix convoy/', async () => {
-      const { key, projectId } = await createProjectWithKey(db.database);
+      const { key, projectId } = await createProjectWithKey(h.db.database);
       const connection = await connectionOf(projectId);
-      const res = await app.request('POST', '/cargo/load', {
+      const res = await h.app.request('POST', '/cargo/load', {
         key,
         body: withTarget({ connection_id: connection.id, bucket_arn: 'arn:aws:s3:::customer-results' }),
       });
@@ -60,10 +52,10 @@ for (const backend of await backends()) {
     });
 
     test('accepted key prefixes: the empty prefix (bucket root) and safe characters ending in /', async () => {
-      const { key, projectId } = await createProjectWithKey(db.database);
+      const { key, projectId } = await createProjectWithKey(h.db.database);
       const connection = await connectionOf(projectId);
       for (const prefix of ['', 'a/', 'results/2026/11/', "Mixed-Case_0.9!'()/x/", 'deep/'.repeat(100)]) {
-        const res = await app.request('POST', '/cargo/load', {
+        const res = await h.app.request('POST', '/cargo/load', {
           key,
           body: withTarget({
             connection_id: connection.id,
@@ -77,7 +69,7 @@ for (const backend of await backends()) {
     });
 
     test('every invalid key prefix answers 422 invalid_key_prefix with its reason', async () => {
-      const { key, projectId } = await createProjectWithKey(db.database);
+      const { key, projectId } = await createProjectWithKey(h.db.database);
       const connection = await connectionOf(projectId);
       const cases: [string, string][] = [
         ['results', "key_prefix 'results' must end with '/'."],
@@ -112,7 +104,7 @@ for (const backend of await backends()) {
         ],
       ];
       for (const [prefix, message] of cases) {
-        const res = await app.request('POST', '/cargo/load', {
+        const res = await h.app.request('POST', '/cargo/load', {
           key,
           body: withTarget({ connection_id: connection.id, bucket_arn: 'arn:aws:s3:::bucket', key_prefix: prefix }),
         });
@@ -121,8 +113,8 @@ for (const backend of await backends()) {
     });
 
     test('an unknown connection id answers 422 connection_not_found', async () => {
-      const { key } = await createProjectWithKey(db.database);
-      const res = await app.request('POST', '/cargo/load', {
+      const { key } = await createProjectWithKey(h.db.database);
+      const res = await h.app.request('POST', '/cargo/load', {
         key,
         body: withTarget({ connection_id: 'conn_nope', bucket_arn: 'arn:aws:s3:::bucket' }),
       });
@@ -130,10 +122,10 @@ for (const backend of await backends()) {
     });
 
     test("another project's connection id is answered exactly like a missing one", async () => {
-      const other = await createProjectWithKey(db.database);
+      const other = await createProjectWithKey(h.db.database);
       const theirs = await connectionOf(other.projectId);
-      const { key } = await createProjectWithKey(db.database);
-      const res = await app.request('POST', '/cargo/load', {
+      const { key } = await createProjectWithKey(h.db.database);
+      const res = await h.app.request('POST', '/cargo/load', {
         key,
         body: withTarget({ connection_id: theirs.id, bucket_arn: 'arn:aws:s3:::bucket' }),
       });
@@ -142,7 +134,7 @@ for (const backend of await backends()) {
         message: `No connection '${theirs.id}' in this project.`,
       });
       // The owner may use it.
-      const own = await app.request('POST', '/cargo/load', {
+      const own = await h.app.request('POST', '/cargo/load', {
         key: other.key,
         body: withTarget({ connection_id: theirs.id, bucket_arn: 'arn:aws:s3:::bucket' }),
       });
@@ -150,9 +142,9 @@ for (const backend of await backends()) {
     });
 
     test("a bucket off the connection's allow-list answers 422 target_not_allowed; one on it is accepted", async () => {
-      const { key, projectId } = await createProjectWithKey(db.database);
+      const { key, projectId } = await createProjectWithKey(h.db.database);
       const connection = await connectionOf(projectId, ['arn:aws:s3:::allowed-one', 'arn:aws:s3:::allowed-two']);
-      const refused = await app.request('POST', '/cargo/load', {
+      const refused = await h.app.request('POST', '/cargo/load', {
         key,
         body: withTarget({ connection_id: connection.id, bucket_arn: 'arn:aws:s3:::elsewhere' }),
       });
@@ -161,7 +153,7 @@ for (const backend of await backends()) {
         message: `Bucket 'arn:aws:s3:::elsewhere' is not on the allow-list of connection '${connection.id}'.`,
       });
       for (const bucket of ['allowed-one', 'allowed-two']) {
-        const ok = await app.request('POST', '/cargo/load', {
+        const ok = await h.app.request('POST', '/cargo/load', {
           key,
           body: withTarget({ connection_id: connection.id, bucket_arn: `arn:aws:s3:::${bucket}` }),
         });
@@ -169,7 +161,7 @@ for (const backend of await backends()) {
       }
       // A connection without an allow-list takes any bucket.
       const open = await connectionOf(projectId);
-      const any = await app.request('POST', '/cargo/load', {
+      const any = await h.app.request('POST', '/cargo/load', {
         key,
         body: withTarget({ connection_id: open.id, bucket_arn: 'arn:aws:s3:::elsewhere' }),
       });
@@ -177,7 +169,7 @@ for (const backend of await backends()) {
     });
 
     test('a bucket_arn that is not a bucket ARN, or names a key path, answers 400', async () => {
-      const { key, projectId } = await createProjectWithKey(db.database);
+      const { key, projectId } = await createProjectWithKey(h.db.database);
       const connection = await connectionOf(projectId);
       for (const bucketArn of [
         'arn:aws:s3:::bucket/some/key',
@@ -191,13 +183,13 @@ for (const backend of await backends()) {
         'arn:aws:s3:us-east-1::bucket',
         'arn:aws:iam::444455556666:role/x',
       ]) {
-        const res = await app.request('POST', '/cargo/load', {
+        const res = await h.app.request('POST', '/cargo/load', {
           key,
           body: withTarget({ connection_id: connection.id, bucket_arn: bucketArn }),
         });
         assertInvalidField(res, '/callback/bucket_arn');
       }
-      const missing = await app.request('POST', '/cargo/load', {
+      const missing = await h.app.request('POST', '/cargo/load', {
         key,
         body: withTarget({ connection_id: connection.id }),
       });
@@ -205,22 +197,22 @@ for (const backend of await backends()) {
     });
 
     test('check order: authentication, then body validation (400), then the 422 target rules', async () => {
-      const { key } = await createProjectWithKey(db.database);
+      const { key } = await createProjectWithKey(h.db.database);
       const badTarget = { connection_id: 'conn_nope', bucket_arn: 'arn:aws:s3:::bucket', key_prefix: 'nope' };
-      const unauthenticated = await app.request('POST', '/cargo/load', { body: withTarget(badTarget) });
+      const unauthenticated = await h.app.request('POST', '/cargo/load', { body: withTarget(badTarget) });
       assert.equal(unauthenticated.status, 401);
-      const badBody = await app.request('POST', '/cargo/load', {
+      const badBody = await h.app.request('POST', '/cargo/load', {
         key,
         body: { ...withTarget(badTarget), params: { model: 'svc-mock', messages: [], temperature: 3 } },
       });
       assert.equal(badBody.status, 400, badBody.text);
-      const badArn = await app.request('POST', '/cargo/load', {
+      const badArn = await h.app.request('POST', '/cargo/load', {
         key,
         body: withTarget({ ...badTarget, bucket_arn: 'not-an-arn' }),
       });
       assertInvalidField(badArn, '/callback/bucket_arn');
       // Of the 422 rules, the connection comes first.
-      const unknown = await app.request('POST', '/cargo/load', { key, body: withTarget(badTarget) });
+      const unknown = await h.app.request('POST', '/cargo/load', { key, body: withTarget(badTarget) });
       assertDetail(unknown, 422, {
         error: 'connection_not_found',
         message: "No connection 'conn_nope' in this project.",

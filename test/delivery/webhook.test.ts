@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { ManualClock } from '../../src/domain/clock.js';
 import { DEFAULT_RETRY_DELAYS_MS } from '../../src/domain/retry-schedule.js';
 import type { Service } from '../../src/service.js';
 import { rotateWebhookSecret } from '../../src/store/projects.js';
-import { createProjectWithKey, mockBody, startTestApp, type TestApp } from '../helpers/app.js';
-import { backends, type TestDatabase } from '../helpers/backends.js';
-import { testWorker } from '../helpers/pipeline.js';
+import { createProjectWithKey, mockBody } from '../helpers/app.js';
+import { backends } from '../helpers/backends.js';
+import { harness } from '../helpers/harness.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { freePort } from '../helpers/wait.js';
 import {
@@ -25,19 +25,10 @@ import {
 
 for (const backend of await backends()) {
   describe(`webhook delivery on ${backend.name}`, () => {
-    let db: TestDatabase;
-    let app: TestApp;
     // One clock for the app and every worker of this suite; tests only move it forward, and each
     // leaves no delivery pending, so no test sees another's retries.
     const clock = new ManualClock(Date.UTC(2026, 10, 22, 12));
-    before(async () => {
-      db = await backend.create();
-      app = await startTestApp(db.database, { clock });
-    });
-    after(async () => {
-      await app.close();
-      await db.drop();
-    });
+    const h = harness(backend, { clock });
 
     /** Lets the batch of what was just submitted form and finish (svc-mock, no latency). */
     async function finish(worker: Service): Promise<number> {
@@ -49,9 +40,9 @@ for (const backend of await backends()) {
     test('a 200 on the first attempt delivers: one signed POST with the exact body and headers', async () => {
       const receiver = await startReceiver();
       try {
-        const { worker } = await testWorker(db.database, clock, { latencyMs: 0 });
-        const { key, webhookSecret } = await createProjectWithKey(db.database);
-        const res = await app.request('POST', '/cargo/load', {
+        const { worker } = await h.worker({ latencyMs: 0 });
+        const { key, webhookSecret } = await createProjectWithKey(h.db.database);
+        const res = await h.app.request('POST', '/cargo/load', {
           key,
           body: mockBody('deliver me', { callback_url: `${receiver.url}/hook?x=1`, metadata: { order: 'A-1' } }),
         });
@@ -81,7 +72,7 @@ for (const backend of await backends()) {
         assert.equal(payload.error, null);
         assert.equal(payload.error_message, null);
         assert.deepEqual(payload.metadata, { order: 'A-1' });
-        const mailbox = await app.request('GET', `/cargo/${id}/result`, { key });
+        const mailbox = await h.app.request('GET', `/cargo/${id}/result`, { key });
         assert.deepEqual(payload.response, mailbox.body.response);
 
         // A receiver-side library verifies the signature; a changed body does not verify.
@@ -95,7 +86,7 @@ for (const backend of await backends()) {
         assert.deepEqual(wh.verify(post.body, headers), payload);
         assert.throws(() => wh.verify(post.body.replace('deliver me', 'Deliver me'), headers));
 
-        const tracking = await app.request('GET', `/cargo/${id}/tracking`, { key });
+        const tracking = await h.app.request('GET', `/cargo/${id}/tracking`, { key });
         assert.equal(tracking.body.status, 'callback_delivered');
         assert.deepEqual(tracking.body.deliveries, [
           {
@@ -119,13 +110,13 @@ for (const backend of await backends()) {
         else res.writeHead(200, { 'content-type': 'text/plain' }).end('thanks');
       });
       try {
-        const { worker } = await testWorker(db.database, clock, { latencyMs: 0 });
-        const { key, webhookSecret } = await createProjectWithKey(db.database);
-        const id = await load(app, key, 'retry me', { callback_url: `${receiver.url}/h`, metadata: { n: 1 } });
+        const { worker } = await h.worker({ latencyMs: 0 });
+        const { key, webhookSecret } = await createProjectWithKey(h.db.database);
+        const id = await load(h.app, key, 'retry me', { callback_url: `${receiver.url}/h`, metadata: { n: 1 } });
         const t0 = await finish(worker);
         assert.equal(receiver.received.length, 1);
 
-        const tracking1 = await app.request('GET', `/cargo/${id}/tracking`, { key });
+        const tracking1 = await h.app.request('GET', `/cargo/${id}/tracking`, { key });
         assert.equal(tracking1.body.status, 'callback_pending');
         assert.deepEqual(tracking1.body.deliveries, [
           {
@@ -138,12 +129,12 @@ for (const backend of await backends()) {
           },
         ]);
         // The result is in the mailbox while the webhook is still being retried.
-        assert.equal((await app.request('GET', `/cargo/${id}/result`, { key })).status, 200);
+        assert.equal((await h.app.request('GET', `/cargo/${id}/result`, { key })).status, 200);
 
         clock.advance(30_000);
         await worker.runUntilIdle();
         assert.equal(receiver.received.length, 2);
-        const tracking2 = await app.request('GET', `/cargo/${id}/tracking`, { key });
+        const tracking2 = await h.app.request('GET', `/cargo/${id}/tracking`, { key });
         assert.equal(tracking2.body.status, 'callback_pending');
         assert.equal(tracking2.body.deliveries[0].attempts, 2);
         assert.equal(tracking2.body.deliveries[0].last_error, 'receiver answered HTTP 500');
@@ -153,7 +144,7 @@ for (const backend of await backends()) {
         await worker.runUntilIdle();
         assert.equal(receiver.received.length, 3);
 
-        const attempts = await attemptsOfCargo(db.database, id);
+        const attempts = await attemptsOfCargo(h.db.database, id);
         assert.deepEqual(
           attempts.map((a) => [
             a.attempt,
@@ -181,7 +172,7 @@ for (const backend of await backends()) {
           assert.equal(post.body, first?.body);
           assert.equal(post.headers['webhook-id'], first?.headers['webhook-id']);
         }
-        const final = await app.request('GET', `/cargo/${id}/tracking`, { key });
+        const final = await h.app.request('GET', `/cargo/${id}/tracking`, { key });
         assert.equal(final.body.status, 'callback_delivered');
         assert.deepEqual(final.body.deliveries, [
           {
@@ -202,9 +193,9 @@ for (const backend of await backends()) {
     test('always 500: 1 + 5 retries on the default schedule, then callback_failed with the result kept', async () => {
       const receiver = await startReceiver((_r, _i, res) => res.writeHead(500).end('no'));
       try {
-        const { worker } = await testWorker(db.database, clock, { latencyMs: 0 });
-        const { key, webhookSecret } = await createProjectWithKey(db.database);
-        const id = await load(app, key, 'never lands', { callback_url: `${receiver.url}/h` });
+        const { worker } = await h.worker({ latencyMs: 0 });
+        const { key, webhookSecret } = await createProjectWithKey(h.db.database);
+        const id = await load(h.app, key, 'never lands', { callback_url: `${receiver.url}/h` });
         const t0 = await finish(worker);
         assert.equal(receiver.received.length, 1);
 
@@ -213,15 +204,15 @@ for (const backend of await backends()) {
           clock.advance(delay - 1);
           await worker.runUntilIdle();
           assert.equal(receiver.received.length, i + 1, `retry ${i + 1} went out before its time`);
-          assert.equal(await cargoStatus(db.database, id), 'callback_pending');
+          assert.equal(await cargoStatus(h.db.database, id), 'callback_pending');
           clock.advance(1);
           await worker.runUntilIdle();
           assert.equal(receiver.received.length, i + 2, `retry ${i + 1} did not go out at its time`);
         }
-        assert.equal(await cargoStatus(db.database, id), 'callback_failed');
+        assert.equal(await cargoStatus(h.db.database, id), 'callback_failed');
 
         // Each attempt starts at the previous one's start plus the delay: the last at 1 h 42 min 30 s.
-        const attempts = await attemptsOfCargo(db.database, id);
+        const attempts = await attemptsOfCargo(h.db.database, id);
         const starts = attempts.map((a) => Number(a.started_at) - t0);
         assert.deepEqual(starts, [0, 30_000, 150_000, 750_000, 2_550_000, 6_150_000]);
         assert.equal(starts.at(-1), (1 * 3600 + 42 * 60 + 30) * 1000);
@@ -235,12 +226,12 @@ for (const backend of await backends()) {
         await worker.runUntilIdle();
         assert.equal(receiver.received.length, 6);
 
-        const result = await app.request('GET', `/cargo/${id}/result`, { key });
+        const result = await h.app.request('GET', `/cargo/${id}/result`, { key });
         assert.equal(result.status, 200);
         assert.equal(result.body.cargo_id, id);
         assert.equal(result.body.success, true);
         assert.equal(result.body.response.type, 'message');
-        const tracking = await app.request('GET', `/cargo/${id}/tracking`, { key });
+        const tracking = await h.app.request('GET', `/cargo/${id}/tracking`, { key });
         assert.equal(tracking.body.status, 'callback_failed');
         assert.equal(tracking.body.status_description, 'Callback delivery failed after all retries');
         assert.deepEqual(tracking.body.deliveries, [
@@ -264,14 +255,14 @@ for (const backend of await backends()) {
       const options = { latencyMs: 0, ...deliveryConfig({ retryDelaysMs: [], webhookTimeoutMs: 300 }) };
 
       async function oneFailedAttempt(callbackUrl: string) {
-        const { worker } = await testWorker(db.database, clock, options);
-        const { key } = await createProjectWithKey(db.database);
-        const id = await load(app, key, 'classify me', { callback_url: callbackUrl });
+        const { worker } = await h.worker(options);
+        const { key } = await createProjectWithKey(h.db.database);
+        const id = await load(h.app, key, 'classify me', { callback_url: callbackUrl });
         await finish(worker);
-        const attempts = await attemptsOfCargo(db.database, id);
+        const attempts = await attemptsOfCargo(h.db.database, id);
         assert.equal(attempts.length, 1, JSON.stringify(attempts));
-        assert.equal(await cargoStatus(db.database, id), 'callback_failed');
-        const tracking = await app.request('GET', `/cargo/${id}/tracking`, { key });
+        assert.equal(await cargoStatus(h.db.database, id), 'callback_failed');
+        const tracking = await h.app.request('GET', `/cargo/${id}/tracking`, { key });
         assert.equal(tracking.body.deliveries[0].last_error, attempts[0]?.error_detail);
         return attempts[0] as NonNullable<(typeof attempts)[0]>;
       }
@@ -325,10 +316,10 @@ for (const backend of await backends()) {
     test('a failed cargo delivers success false, response null, error = error_message, and the metadata', async () => {
       const receiver = await startReceiver();
       try {
-        const { worker } = await testWorker(db.database, clock, { latencyMs: 0 });
-        const { key, webhookSecret } = await createProjectWithKey(db.database);
+        const { worker } = await h.worker({ latencyMs: 0 });
+        const { key, webhookSecret } = await createProjectWithKey(h.db.database);
         const metadata = { order: 'B-2', tags: ['x', 'y'], nested: { a: null } };
-        const id = await load(app, key, 'please svc-mock:fail now', { callback_url: `${receiver.url}/h`, metadata });
+        const id = await load(h.app, key, 'please svc-mock:fail now', { callback_url: `${receiver.url}/h`, metadata });
         await finish(worker);
 
         assert.equal(receiver.received.length, 1);
@@ -348,11 +339,11 @@ for (const backend of await backends()) {
         assert.ok(payload.error.length > 0);
         assert.equal(payload.error_message, payload.error);
         assert.deepEqual(payload.metadata, metadata);
-        const mailbox = await app.request('GET', `/cargo/${id}/result`, { key });
+        const mailbox = await h.app.request('GET', `/cargo/${id}/result`, { key });
         assert.equal(mailbox.body.success, false);
         assert.equal(mailbox.body.error_message, payload.error);
         // The webhook landed: the cargo's delivery succeeded even though its result is a failure.
-        assert.equal(await cargoStatus(db.database, id), 'callback_delivered');
+        assert.equal(await cargoStatus(h.db.database, id), 'callback_delivered');
         assertSignedPosts(receiver.received, webhookSecret);
       } finally {
         await receiver.close();
@@ -360,34 +351,34 @@ for (const backend of await backends()) {
     });
 
     test('no callback_url: no delivery row, no POST, the status stays completed (or failed)', async () => {
-      const { worker } = await testWorker(db.database, clock, { latencyMs: 0 });
-      const { key } = await createProjectWithKey(db.database);
-      const ok = await load(app, key, 'mailbox only');
-      const failed = await load(app, key, 'mailbox only svc-mock:fail');
+      const { worker } = await h.worker({ latencyMs: 0 });
+      const { key } = await createProjectWithKey(h.db.database);
+      const ok = await load(h.app, key, 'mailbox only');
+      const failed = await load(h.app, key, 'mailbox only svc-mock:fail');
       await finish(worker);
       clock.advance(2 * 3_600_000);
       await worker.runUntilIdle();
-      assert.equal(await cargoStatus(db.database, ok), 'completed');
-      assert.equal(await cargoStatus(db.database, failed), 'failed');
+      assert.equal(await cargoStatus(h.db.database, ok), 'completed');
+      assert.equal(await cargoStatus(h.db.database, failed), 'failed');
       for (const id of [ok, failed]) {
-        assert.deepEqual(await deliveriesOf(db.database, id), []);
-        const tracking = await app.request('GET', `/cargo/${id}/tracking`, { key });
+        assert.deepEqual(await deliveriesOf(h.db.database, id), []);
+        const tracking = await h.app.request('GET', `/cargo/${id}/tracking`, { key });
         assert.equal('deliveries' in tracking.body, false);
-        assert.equal((await app.request('GET', `/cargo/${id}/result`, { key })).status, 200);
+        assert.equal((await h.app.request('GET', `/cargo/${id}/result`, { key })).status, 200);
       }
     });
 
     test('a restart between attempts: the new worker waits for the due time, then makes attempt 2', async () => {
       const receiver = await startReceiver((_r, i, res) => res.writeHead(i === 0 ? 503 : 200).end());
       try {
-        const a = (await testWorker(db.database, clock, { latencyMs: 0 })).worker;
-        const { key, webhookSecret } = await createProjectWithKey(db.database);
-        const id = await load(app, key, 'survive a restart', { callback_url: `${receiver.url}/h` });
+        const a = (await h.worker({ latencyMs: 0 })).worker;
+        const { key, webhookSecret } = await createProjectWithKey(h.db.database);
+        const id = await load(h.app, key, 'survive a restart', { callback_url: `${receiver.url}/h` });
         const t0 = await finish(a);
         assert.equal(receiver.received.length, 1);
         await a.close();
 
-        const b = (await testWorker(db.database, clock, { latencyMs: 0 })).worker;
+        const b = (await h.worker({ latencyMs: 0 })).worker;
         await b.runUntilIdle();
         clock.advance(30_000 - 1);
         await b.runUntilIdle();
@@ -395,7 +386,7 @@ for (const backend of await backends()) {
         clock.advance(1);
         await b.runUntilIdle();
         assert.equal(receiver.received.length, 2);
-        const attempts = await attemptsOfCargo(db.database, id);
+        const attempts = await attemptsOfCargo(h.db.database, id);
         assert.deepEqual(
           attempts.map((x) => [x.attempt, x.status_code, Number(x.started_at)]),
           [
@@ -403,7 +394,7 @@ for (const backend of await backends()) {
             [2, 200, t0 + 30_000],
           ],
         );
-        assert.equal(await cargoStatus(db.database, id), 'callback_delivered');
+        assert.equal(await cargoStatus(h.db.database, id), 'callback_delivered');
         assertSignedPosts(receiver.received, webhookSecret);
         await b.close();
       } finally {
@@ -414,16 +405,16 @@ for (const backend of await backends()) {
     test('a worker that dies holding a lease: another worker makes the attempt once the lease lapses', async () => {
       const receiver = await startReceiver((_r, i, res) => res.writeHead(i === 0 ? 503 : 200).end());
       try {
-        const { worker } = await testWorker(db.database, clock, { latencyMs: 0 });
-        const { key, webhookSecret } = await createProjectWithKey(db.database);
-        const id = await load(app, key, 'orphaned attempt', { callback_url: `${receiver.url}/h` });
+        const { worker } = await h.worker({ latencyMs: 0 });
+        const { key, webhookSecret } = await createProjectWithKey(h.db.database);
+        const id = await load(h.app, key, 'orphaned attempt', { callback_url: `${receiver.url}/h` });
         const t0 = await finish(worker);
         assert.equal(receiver.received.length, 1);
 
         // Retry 1 falls due; a worker claims it and dies before recording anything.
         clock.advance(30_000);
         const leaseMs = 60_000;
-        const claimed = await leaseAllDue(db.database, {
+        const claimed = await leaseAllDue(h.db.database, {
           workerId: 'dead',
           now: clock.now(),
           leaseMs,
@@ -440,7 +431,7 @@ for (const backend of await backends()) {
         clock.advance(1);
         await worker.runUntilIdle();
         assert.equal(receiver.received.length, 2);
-        const attempts = await attemptsOfCargo(db.database, id);
+        const attempts = await attemptsOfCargo(h.db.database, id);
         assert.deepEqual(
           attempts.map((x) => [x.attempt, x.status_code, Number(x.started_at) - t0]),
           [
@@ -448,7 +439,7 @@ for (const backend of await backends()) {
             [2, 200, 30_000 + leaseMs + 1],
           ],
         );
-        assert.equal(await cargoStatus(db.database, id), 'callback_delivered');
+        assert.equal(await cargoStatus(h.db.database, id), 'callback_delivered');
         assertSignedPosts(receiver.received, webhookSecret);
       } finally {
         await receiver.close();
@@ -458,14 +449,14 @@ for (const backend of await backends()) {
     test('after a secret rotation both secrets verify for 24 hours, then only the new one; no secret leaks', async () => {
       const receiver = await startReceiver();
       try {
-        const { worker } = await testWorker(db.database, clock, { latencyMs: 0 });
-        const { key, slug, webhookSecret: oldSecret } = await createProjectWithKey(db.database);
-        const rotated = await rotateWebhookSecret(db.database.write, slug, clock.now());
+        const { worker } = await h.worker({ latencyMs: 0 });
+        const { key, slug, webhookSecret: oldSecret } = await createProjectWithKey(h.db.database);
+        const rotated = await rotateWebhookSecret(h.db.database.write, slug, clock.now());
         assert.ok(rotated);
         const newSecret = rotated.webhookSecret;
         assert.notEqual(newSecret, oldSecret);
 
-        const first = await load(app, key, 'rotated', { callback_url: `${receiver.url}/h` });
+        const first = await load(h.app, key, 'rotated', { callback_url: `${receiver.url}/h` });
         await finish(worker);
         assert.equal(receiver.received.length, 1);
         const [post] = receiver.received;
@@ -476,7 +467,7 @@ for (const backend of await backends()) {
         assert.ok(!verifies(post, `whsec_${Buffer.alloc(32, 7).toString('base64')}`), 'a stranger secret fails');
 
         clock.advance(24 * 3_600_000 + 1);
-        const second = await load(app, key, 'rotated, later', { callback_url: `${receiver.url}/h` });
+        const second = await load(h.app, key, 'rotated, later', { callback_url: `${receiver.url}/h` });
         await finish(worker);
         assert.equal(receiver.received.length, 2);
         const later = receiver.received[1];
@@ -488,8 +479,8 @@ for (const backend of await backends()) {
         for (const secret of [oldSecret, newSecret]) {
           for (const p of receiver.received) assertNoSecret(p.body + JSON.stringify(p.headers), secret);
           for (const id of [first, second]) {
-            assertNoSecret(JSON.stringify(await attemptsOfCargo(db.database, id)), secret);
-            assertNoSecret(JSON.stringify(await deliveriesOf(db.database, id)), secret);
+            assertNoSecret(JSON.stringify(await attemptsOfCargo(h.db.database, id)), secret);
+            assertNoSecret(JSON.stringify(await deliveriesOf(h.db.database, id)), secret);
           }
         }
       } finally {

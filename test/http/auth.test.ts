@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { ManualClock } from '../../src/domain/clock.js';
 import { deactivateApiKey } from '../../src/store/api-keys.js';
 import { setProjectActive } from '../../src/store/projects.js';
 import { createProjectWithKey, mockBody, startTestApp, type TestApp } from '../helpers/app.js';
 import { assertDetail } from '../helpers/assertions.js';
-import { backends, type TestDatabase } from '../helpers/backends.js';
+import { backends } from '../helpers/backends.js';
+import { harness } from '../helpers/harness.js';
 import { eventually, sleep } from '../helpers/wait.js';
 
 const UNKNOWN_CARGO = 'crg_01jd5q3k8m9x2v4w6y8z0a1b2c';
@@ -21,26 +22,17 @@ const UNKNOWN_KEY = `barge_sk_${'A'.repeat(32)}`;
 
 for (const backend of await backends()) {
   describe(`authentication on ${backend.name}`, () => {
-    let db: TestDatabase;
-    let app: TestApp;
-    before(async () => {
-      db = await backend.create();
-      app = await startTestApp(db.database);
-    });
-    after(async () => {
-      await app.close();
-      await db.drop();
-    });
+    const h = harness(backend);
 
-    const call = (route: (typeof ROUTES)[number], key: string | undefined, target: TestApp = app) =>
+    const call = (route: (typeof ROUTES)[number], key: string | undefined, target: TestApp = h.app) =>
       target.request(route.method, route.path, { ...(key === undefined ? {} : { key }), body: route.body });
     const keyRow = (keyId: string) =>
-      db.database.write.selectFrom('api_keys').selectAll().where('id', '=', keyId).executeTakeFirstOrThrow();
+      h.db.database.write.selectFrom('api_keys').selectAll().where('id', '=', keyId).executeTakeFirstOrThrow();
 
     for (const route of ROUTES) {
       describe(`${route.method} ${route.path.replace(UNKNOWN_CARGO, '{cargo_id}')}`, () => {
         test('a valid key passes authentication', async () => {
-          const { key } = await createProjectWithKey(db.database);
+          const { key } = await createProjectWithKey(h.db.database);
           const res = await call(route, key);
           // Past authentication: the load succeeds, the unknown cargo is not found.
           if (route.method === 'POST') assert.equal(res.status, 200, res.text);
@@ -56,7 +48,7 @@ for (const backend of await backends()) {
         });
 
         test('a malformed key is 401 "Invalid API key format."', async () => {
-          const { key } = await createProjectWithKey(db.database);
+          const { key } = await createProjectWithKey(h.db.database);
           for (const bad of [
             'nonsense',
             key.slice(0, -1),
@@ -74,21 +66,21 @@ for (const backend of await backends()) {
         });
 
         test('a deactivated key is answered like an unknown key', async () => {
-          const { key, keyId } = await createProjectWithKey(db.database);
-          await deactivateApiKey(db.database.write, keyId);
+          const { key, keyId } = await createProjectWithKey(h.db.database);
+          await deactivateApiKey(h.db.database.write, keyId);
           assertDetail(await call(route, key), 401, 'Invalid API key.');
         });
 
         test('an expired key is 401 "API key has expired."', async () => {
-          const { key } = await createProjectWithKey(db.database, { expiresAt: Date.now() - 1000 });
+          const { key } = await createProjectWithKey(h.db.database, { expiresAt: Date.now() - 1000 });
           assertDetail(await call(route, key), 401, 'API key has expired.');
         });
 
         test('a key of an inactive project is 403 "Project is inactive."', async () => {
-          const { key, slug } = await createProjectWithKey(db.database);
-          await setProjectActive(db.database.write, slug, false, Date.now());
+          const { key, slug } = await createProjectWithKey(h.db.database);
+          await setProjectActive(h.db.database.write, slug, false, Date.now());
           assertDetail(await call(route, key), 403, 'Project is inactive.');
-          await setProjectActive(db.database.write, slug, true, Date.now());
+          await setProjectActive(h.db.database.write, slug, true, Date.now());
           assert.notEqual((await call(route, key)).status, 403, 'reactivation restores access');
         });
       });
@@ -96,11 +88,11 @@ for (const backend of await backends()) {
 
     test('expiry is checked against the clock: a key expiring now is expired, one a millisecond later is not', async () => {
       const clock = new ManualClock(Date.UTC(2027, 5, 1, 12));
-      const clocked = await startTestApp(db.database, { clock });
+      const clocked = await startTestApp(h.db.database, { clock });
       try {
         const now = clock.now();
-        const expiring = await createProjectWithKey(db.database, { expiresAt: now });
-        const later = await createProjectWithKey(db.database, { expiresAt: now + 1 });
+        const expiring = await createProjectWithKey(h.db.database, { expiresAt: now });
+        const later = await createProjectWithKey(h.db.database, { expiresAt: now + 1 });
         assertDetail(
           await clocked.request('GET', `/cargo/${UNKNOWN_CARGO}/tracking`, { key: expiring.key }),
           401,
@@ -123,24 +115,24 @@ for (const backend of await backends()) {
     });
 
     test('check order: deactivated before expired, expired before project inactive', async () => {
-      const expiredOnInactive = await createProjectWithKey(db.database, { expiresAt: Date.now() - 1000 });
-      await setProjectActive(db.database.write, expiredOnInactive.slug, false, Date.now());
+      const expiredOnInactive = await createProjectWithKey(h.db.database, { expiresAt: Date.now() - 1000 });
+      await setProjectActive(h.db.database.write, expiredOnInactive.slug, false, Date.now());
       assertDetail(
         await call(ROUTES[1] as (typeof ROUTES)[number], expiredOnInactive.key),
         401,
         'API key has expired.',
       );
 
-      const deactivatedExpired = await createProjectWithKey(db.database, { expiresAt: Date.now() - 1000 });
-      await deactivateApiKey(db.database.write, deactivatedExpired.keyId);
-      await setProjectActive(db.database.write, deactivatedExpired.slug, false, Date.now());
+      const deactivatedExpired = await createProjectWithKey(h.db.database, { expiresAt: Date.now() - 1000 });
+      await deactivateApiKey(h.db.database.write, deactivatedExpired.keyId);
+      await setProjectActive(h.db.database.write, deactivatedExpired.slug, false, Date.now());
       assertDetail(await call(ROUTES[1] as (typeof ROUTES)[number], deactivatedExpired.key), 401, 'Invalid API key.');
     });
 
     test('authentication comes before the body: bad keys with invalid bodies are 401, inactive is 403', async () => {
-      const { key, slug } = await createProjectWithKey(db.database);
+      const { key, slug } = await createProjectWithKey(h.db.database);
       const post = (k: string | undefined, options: { body?: unknown; rawBody?: string; type?: string }) =>
-        app.request('POST', '/cargo/load', {
+        h.app.request('POST', '/cargo/load', {
           ...(k === undefined ? {} : { key: k }),
           ...(options.body === undefined ? {} : { body: options.body }),
           ...(options.rawBody === undefined ? {} : { rawBody: options.rawBody }),
@@ -157,18 +149,18 @@ for (const backend of await backends()) {
       assert.equal((await post(key, { body: INVALID_BODY })).status, 400);
       assert.equal((await post(key, { rawBody: '{"params": ' })).status, 400);
 
-      await setProjectActive(db.database.write, slug, false, Date.now());
+      await setProjectActive(h.db.database.write, slug, false, Date.now());
       assertDetail(await post(key, { body: INVALID_BODY }), 403, 'Project is inactive.');
       assertDetail(await post(key, { rawBody: '{"params": ' }), 403, 'Project is inactive.');
     });
 
     test('a failed authentication stores nothing and does not touch the key', async () => {
-      const { key, keyId, projectId, slug } = await createProjectWithKey(db.database);
-      await setProjectActive(db.database.write, slug, false, Date.now());
-      assert.equal((await app.request('POST', '/cargo/load', { key, body: mockBody('hi') })).status, 403);
+      const { key, keyId, projectId, slug } = await createProjectWithKey(h.db.database);
+      await setProjectActive(h.db.database.write, slug, false, Date.now());
+      assert.equal((await h.app.request('POST', '/cargo/load', { key, body: mockBody('hi') })).status, 403);
       await sleep(50);
       assert.equal((await keyRow(keyId)).last_used_at, null);
-      const rows = await db.database.write
+      const rows = await h.db.database.write
         .selectFrom('cargo')
         .select('id')
         .where('project_id', '=', projectId)
@@ -178,9 +170,9 @@ for (const backend of await backends()) {
 
     test('last_used_at is set after a successful call and not rewritten within a minute', async () => {
       const clock = new ManualClock(Date.UTC(2027, 0, 10, 8, 0, 0, 123));
-      const clocked = await startTestApp(db.database, { clock });
+      const clocked = await startTestApp(h.db.database, { clock });
       try {
-        const { key, keyId } = await createProjectWithKey(db.database);
+        const { key, keyId } = await createProjectWithKey(h.db.database);
         assert.equal((await keyRow(keyId)).last_used_at, null);
         const t0 = clock.now();
         const track = () => clocked.request('GET', `/cargo/${UNKNOWN_CARGO}/tracking`, { key });
@@ -209,7 +201,7 @@ for (const backend of await backends()) {
 
     test('every cargo route records last_used_at', async () => {
       for (const route of ROUTES) {
-        const { key, keyId } = await createProjectWithKey(db.database);
+        const { key, keyId } = await createProjectWithKey(h.db.database);
         await call(route, key);
         const row = await eventually(
           () => keyRow(keyId),
@@ -220,8 +212,8 @@ for (const backend of await backends()) {
     });
 
     test('health and docs need no key', async () => {
-      assert.equal((await app.request('GET', '/health')).status, 200);
-      assert.equal((await app.request('GET', '/openapi.json')).status, 200);
+      assert.equal((await h.app.request('GET', '/health')).status, 200);
+      assert.equal((await h.app.request('GET', '/openapi.json')).status, 200);
     });
   });
 }

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { ManualClock } from '../../src/domain/clock.js';
 import type { CargoStatus } from '../../src/domain/lifecycle.js';
-import { createProjectWithKey, mockBody, startTestApp, type TestApp } from '../helpers/app.js';
+import { createProjectWithKey, mockBody } from '../helpers/app.js';
 import { assertDetail } from '../helpers/assertions.js';
-import { backends, type TestDatabase } from '../helpers/backends.js';
+import { backends } from '../helpers/backends.js';
+import { harness } from '../helpers/harness.js';
 
 /** decisions.md, status model. */
 const DESCRIPTIONS: Record<CargoStatus, string> = {
@@ -26,25 +27,16 @@ const RESPONSE_JSON =
 
 for (const backend of await backends()) {
   describe(`tracking and mailbox on ${backend.name}`, () => {
-    let db: TestDatabase;
-    let app: TestApp;
     const clock = new ManualClock(Date.UTC(2027, 2, 14, 15, 9, 26, 535));
-    before(async () => {
-      db = await backend.create();
-      app = await startTestApp(db.database, { clock });
-    });
-    after(async () => {
-      await app.close();
-      await db.drop();
-    });
+    const h = harness(backend, { clock });
 
     async function submit(key: string, extra: Record<string, unknown> = {}): Promise<string> {
-      const res = await app.request('POST', '/cargo/load', { key, body: mockBody('hi', extra) });
+      const res = await h.app.request('POST', '/cargo/load', { key, body: mockBody('hi', extra) });
       assert.equal(res.status, 200, res.text);
       return res.body.cargo_id;
     }
     async function submitRaw(key: string, metadataJson: string): Promise<string> {
-      const res = await app.request('POST', '/cargo/load', {
+      const res = await h.app.request('POST', '/cargo/load', {
         key,
         rawBody: `{"params":{"model":"svc-mock","messages":[{"role":"user","content":"hi"}]},"metadata":${metadataJson}}`,
         headers: { 'content-type': 'application/json' },
@@ -54,7 +46,11 @@ for (const backend of await backends()) {
     }
     // The pipeline that moves cargo and writes results is built elsewhere; these stand in for it.
     const setStatus = (cargoId: string, status: CargoStatus, updatedAt = clock.now()) =>
-      db.database.write.updateTable('cargo').set({ status, updated_at: updatedAt }).where('id', '=', cargoId).execute();
+      h.db.database.write
+        .updateTable('cargo')
+        .set({ status, updated_at: updatedAt })
+        .where('id', '=', cargoId)
+        .execute();
     const storeResult = (
       cargoId: string,
       result: {
@@ -65,7 +61,7 @@ for (const backend of await backends()) {
         purgedAt?: number;
       },
     ) =>
-      db.database.write
+      h.db.database.write
         .insertInto('results')
         .values({
           cargo_id: cargoId,
@@ -77,12 +73,12 @@ for (const backend of await backends()) {
           purged_at: result.purgedAt ?? null,
         })
         .execute();
-    const tracking = (key: string, cargoId: string) => app.request('GET', `/cargo/${cargoId}/tracking`, { key });
-    const result = (key: string, cargoId: string) => app.request('GET', `/cargo/${cargoId}/result`, { key });
+    const tracking = (key: string, cargoId: string) => h.app.request('GET', `/cargo/${cargoId}/tracking`, { key });
+    const result = (key: string, cargoId: string) => h.app.request('GET', `/cargo/${cargoId}/result`, { key });
 
     test("another project's cargo is 404 Cargo not found on tracking and result", async () => {
-      const owner = await createProjectWithKey(db.database);
-      const other = await createProjectWithKey(db.database);
+      const owner = await createProjectWithKey(h.db.database);
+      const other = await createProjectWithKey(h.db.database);
       const cargoId = await submit(owner.key);
       assert.equal((await tracking(owner.key, cargoId)).status, 200);
       assertDetail(await tracking(other.key, cargoId), 404, 'Cargo not found');
@@ -96,7 +92,7 @@ for (const backend of await backends()) {
     });
 
     test('an unknown cargo id is 404 on tracking and result', async () => {
-      const { key } = await createProjectWithKey(db.database);
+      const { key } = await createProjectWithKey(h.db.database);
       for (const id of ['crg_01jd5q3k8m9x2v4w6y8z0a1b2c', 'nope', 'cargo_123', encodeURIComponent("x' or 1=1 --")]) {
         assertDetail(await tracking(key, id), 404, 'Cargo not found');
         assertDetail(await result(key, id), 404, 'Cargo not found');
@@ -104,7 +100,7 @@ for (const backend of await backends()) {
     });
 
     test('tracking: cargo_id, status, status_description, created_at and updated_at as ISO UTC', async () => {
-      const { key } = await createProjectWithKey(db.database);
+      const { key } = await createProjectWithKey(h.db.database);
       const createdAt = clock.now();
       const cargoId = await submit(key);
       const res = await tracking(key, cargoId);
@@ -133,7 +129,7 @@ for (const backend of await backends()) {
     });
 
     test('tracking never carries the response', async () => {
-      const { key } = await createProjectWithKey(db.database);
+      const { key } = await createProjectWithKey(h.db.database);
       const cargoId = await submit(key, { metadata: { a: 1 } });
       await setStatus(cargoId, 'completed');
       await storeResult(cargoId, { success: true, response: RESPONSE_JSON, createdAt: clock.now() });
@@ -150,7 +146,7 @@ for (const backend of await backends()) {
 
     for (const status of UNFINISHED) {
       test(`result of a ${status} cargo is 409 result_not_ready with its status and description`, async () => {
-        const { key } = await createProjectWithKey(db.database);
+        const { key } = await createProjectWithKey(h.db.database);
         const cargoId = await submit(key);
         await setStatus(cargoId, status);
         const res = await result(key, cargoId);
@@ -169,7 +165,7 @@ for (const backend of await backends()) {
     }
 
     test('result of a completed cargo: the 200 envelope with the response, metadata and result time', async () => {
-      const { key } = await createProjectWithKey(db.database);
+      const { key } = await createProjectWithKey(h.db.database);
       const cargoId = await submit(key, { metadata: { ticket: 'T-1', n: [1, 2] } });
       const producedAt = Date.UTC(2027, 2, 14, 16, 0, 0, 7);
       await setStatus(cargoId, 'completed');
@@ -198,7 +194,7 @@ for (const backend of await backends()) {
     });
 
     test('result of a failed cargo: success false, response null, error_message text', async () => {
-      const { key } = await createProjectWithKey(db.database);
+      const { key } = await createProjectWithKey(h.db.database);
       const cargoId = await submit(key);
       await setStatus(cargoId, 'failed');
       await storeResult(cargoId, { success: false, error: 'Provider error: overloaded', createdAt: clock.now() });
@@ -216,7 +212,7 @@ for (const backend of await backends()) {
 
     for (const status of ['callback_pending', 'callback_delivered', 'callback_failed'] as const) {
       test(`result of a ${status} cargo is 200`, async () => {
-        const { key } = await createProjectWithKey(db.database);
+        const { key } = await createProjectWithKey(h.db.database);
         const cargoId = await submit(key, { callback_url: 'https://example.com/hook' });
         await setStatus(cargoId, status);
         await storeResult(cargoId, { success: true, response: RESPONSE_JSON, createdAt: clock.now() });
@@ -228,7 +224,7 @@ for (const backend of await backends()) {
     }
 
     test('metadata is echoed in the result exactly as submitted', async () => {
-      const { key } = await createProjectWithKey(db.database);
+      const { key } = await createProjectWithKey(h.db.database);
       const metadataJson = '{"z":"last first","10":1,"2":2,"ünï":"😀 日本","big":98765432109876543210,"f":2.50}';
       const cargoId = await submitRaw(key, metadataJson);
       await setStatus(cargoId, 'completed');
@@ -240,7 +236,7 @@ for (const backend of await backends()) {
 
     for (const status of ['completed', 'failed', 'callback_failed'] as const) {
       test(`a purged result of a ${status} cargo is 410 result_expired with the last status`, async () => {
-        const { key } = await createProjectWithKey(db.database);
+        const { key } = await createProjectWithKey(h.db.database);
         const cargoId = await submit(key);
         await setStatus(cargoId, status);
         await storeResult(cargoId, {

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { ManualClock } from '../../src/domain/clock.js';
 import { createApiKey } from '../../src/store/api-keys.js';
 import { openDatabase } from '../../src/store/database.js';
-import { createProjectWithKey, mockBody, startTestApp, type TestApp } from '../helpers/app.js';
+import { createProjectWithKey, mockBody, startTestApp } from '../helpers/app.js';
 import { assertDetail } from '../helpers/assertions.js';
-import { backends, type TestDatabase } from '../helpers/backends.js';
+import { backends } from '../helpers/backends.js';
+import { harness } from '../helpers/harness.js';
 
 const JSON_TYPE = { 'content-type': 'application/json' };
 const UNKNOWN_CARGO = 'crg_01jd5q3k8m9x2v4w6y8z0a1b2c';
@@ -71,16 +72,7 @@ const FUZZ_BODIES: string[] = [
 
 for (const backend of await backends({ childProcesses: true })) {
   describe(`HTTP edges on ${backend.name}`, () => {
-    let db: TestDatabase;
-    let app: TestApp;
-    before(async () => {
-      db = await backend.create();
-      app = await startTestApp(db.database);
-    });
-    after(async () => {
-      await app.close();
-      await db.drop();
-    });
+    const h = harness(backend);
 
     test('an unknown route is 404 JSON with a detail', async () => {
       for (const [method, path] of [
@@ -90,7 +82,7 @@ for (const backend of await backends({ childProcesses: true })) {
         ['GET', `/cargo/${UNKNOWN_CARGO}/tracking/extra`],
         ['DELETE', '/v1/anything?x=1'],
       ] as const) {
-        const res = await app.request(method, path);
+        const res = await h.app.request(method, path);
         assert.equal(res.status, 404, `${method} ${path}: ${res.text}`);
         assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
         assert.deepEqual(Object.keys(res.body), ['detail']);
@@ -99,25 +91,25 @@ for (const backend of await backends({ childProcesses: true })) {
     });
 
     test('a wrong method is 405 with an Allow header', async () => {
-      const load = await app.request('DELETE', '/cargo/load');
+      const load = await h.app.request('DELETE', '/cargo/load');
       assert.equal(load.status, 405, load.text);
       assert.equal(load.headers.get('allow'), 'POST');
       assert.equal(typeof load.body.detail, 'string');
-      assert.equal((await app.request('GET', '/cargo/load')).headers.get('allow'), 'POST');
+      assert.equal((await h.app.request('GET', '/cargo/load')).headers.get('allow'), 'POST');
 
-      const tracking = await app.request('POST', `/cargo/${UNKNOWN_CARGO}/tracking`, { body: {} });
+      const tracking = await h.app.request('POST', `/cargo/${UNKNOWN_CARGO}/tracking`, { body: {} });
       assert.equal(tracking.status, 405);
       assert.deepEqual(tracking.headers.get('allow')?.split(', ').sort(), ['GET', 'HEAD']);
-      const result = await app.request('PUT', `/cargo/${UNKNOWN_CARGO}/result`);
+      const result = await h.app.request('PUT', `/cargo/${UNKNOWN_CARGO}/result`);
       assert.equal(result.status, 405);
       assert.match(result.headers.get('allow') ?? '', /GET/);
-      assert.equal((await app.request('POST', '/health')).status, 405);
+      assert.equal((await h.app.request('POST', '/health')).status, 405);
     });
 
     test('malformed JSON and an empty JSON body are 400 with a detail', async () => {
-      const { key } = await createProjectWithKey(db.database);
+      const { key } = await createProjectWithKey(h.db.database);
       for (const rawBody of ['{"params":', '{params: {}}', 'nul', '']) {
-        const res = await app.request('POST', '/cargo/load', { key, rawBody, headers: JSON_TYPE });
+        const res = await h.app.request('POST', '/cargo/load', { key, rawBody, headers: JSON_TYPE });
         assert.equal(res.status, 400, `${JSON.stringify(rawBody)}: ${res.text}`);
         assert.equal(typeof res.body.detail, 'string');
         assert.ok(res.body.detail.length > 0);
@@ -125,8 +117,8 @@ for (const backend of await backends({ childProcesses: true })) {
     });
 
     test('a body that is not JSON is 415; a JSON type with charset is fine', async () => {
-      const { key } = await createProjectWithKey(db.database);
-      const plain = await app.request('POST', '/cargo/load', {
+      const { key } = await createProjectWithKey(h.db.database);
+      const plain = await h.app.request('POST', '/cargo/load', {
         key,
         rawBody: JSON.stringify(mockBody('hi')),
         headers: { 'content-type': 'text/plain' },
@@ -135,14 +127,14 @@ for (const backend of await backends({ childProcesses: true })) {
       assert.deepEqual(Object.keys(plain.body), ['detail']);
       assert.match(plain.body.detail, /text\/plain/);
       for (const type of ['application/x-www-form-urlencoded', 'application/xml', 'multipart/form-data; boundary=x']) {
-        const res = await app.request('POST', '/cargo/load', {
+        const res = await h.app.request('POST', '/cargo/load', {
           key,
           rawBody: 'a=1',
           headers: { 'content-type': type },
         });
         assert.equal(res.status, 415, `${type}: ${res.text}`);
       }
-      const untyped = await fetch(`${app.url}/cargo/load`, {
+      const untyped = await fetch(`${h.app.url}/cargo/load`, {
         method: 'POST',
         headers: { 'x-api-key': key },
         body: new TextEncoder().encode(JSON.stringify(mockBody('hi'))),
@@ -150,7 +142,7 @@ for (const backend of await backends({ childProcesses: true })) {
       assert.equal(untyped.status, 415);
       assert.match(((await untyped.json()) as { detail: string }).detail, /Content-Type/);
 
-      const charset = await app.request('POST', '/cargo/load', {
+      const charset = await h.app.request('POST', '/cargo/load', {
         key,
         rawBody: JSON.stringify(mockBody('hi')),
         headers: { 'content-type': 'application/json; charset=utf-8' },
@@ -159,9 +151,9 @@ for (const backend of await backends({ childProcesses: true })) {
     });
 
     test('a body over the limit is 413, after authentication', async () => {
-      const small = await startTestApp(db.database, { config: { bodyLimitBytes: 2048 } });
+      const small = await startTestApp(h.db.database, { config: { bodyLimitBytes: 2048 } });
       try {
-        const { key } = await createProjectWithKey(db.database);
+        const { key } = await createProjectWithKey(h.db.database);
         const fits = JSON.stringify(mockBody('x'.repeat(1900)));
         assert.ok(Buffer.byteLength(fits) <= 2048);
         assert.equal(
@@ -205,9 +197,9 @@ for (const backend of await backends({ childProcesses: true })) {
 
     test('the rate limit: the fourth request in the window is 429 with Retry-After and RateLimit headers', async () => {
       const clock = new ManualClock(Date.UTC(2027, 0, 1, 0, 0, 0));
-      const limited = await startTestApp(db.database, { clock, config: { rateLimit: { max: 3, windowMs: 60_000 } } });
+      const limited = await startTestApp(h.db.database, { clock, config: { rateLimit: { max: 3, windowMs: 60_000 } } });
       try {
-        const { key } = await createProjectWithKey(db.database);
+        const { key } = await createProjectWithKey(h.db.database);
         for (let i = 0; i < 3; i++) {
           const res = await limited.request('POST', '/cargo/load', { key, body: mockBody(`n${i}`) });
           assert.equal(res.status, 200, res.text);
@@ -255,11 +247,11 @@ for (const backend of await backends({ childProcesses: true })) {
 
     test('rate limits are per project: another project still gets 200; keys of one project share one', async () => {
       const clock = new ManualClock(Date.UTC(2027, 0, 1, 0, 0, 0));
-      const limited = await startTestApp(db.database, { clock, config: { rateLimit: { max: 3, windowMs: 60_000 } } });
+      const limited = await startTestApp(h.db.database, { clock, config: { rateLimit: { max: 3, windowMs: 60_000 } } });
       try {
-        const first = await createProjectWithKey(db.database);
-        const second = await createProjectWithKey(db.database);
-        const { key: otherKeyOfFirst } = await createApiKey(db.database.write, {
+        const first = await createProjectWithKey(h.db.database);
+        const second = await createProjectWithKey(h.db.database);
+        const { key: otherKeyOfFirst } = await createApiKey(h.db.database.write, {
           projectId: first.projectId,
           name: 'second key',
           expiresAt: null,
@@ -285,19 +277,19 @@ for (const backend of await backends({ childProcesses: true })) {
     });
 
     test('GET /health is {"status":"ok"} and GET /health/ready is 200 with a live database', async () => {
-      const health = await app.request('GET', '/health');
+      const health = await h.app.request('GET', '/health');
       assert.equal(health.status, 200);
       assert.deepEqual(health.body, { status: 'ok' });
-      const ready = await app.request('GET', '/health/ready');
+      const ready = await h.app.request('GET', '/health/ready');
       assert.equal(ready.status, 200);
       assert.deepEqual(ready.body, { status: 'ok' });
     });
 
     test('GET /health/ready is 503 once the database is gone; a failing request is a bare 500', async () => {
       // Its own connection, so closing it leaves the suite's database alone.
-      const own = openDatabase(db.url);
+      const own = openDatabase(h.db.url);
       const broken = await startTestApp(own);
-      const { key } = await createProjectWithKey(db.database);
+      const { key } = await createProjectWithKey(h.db.database);
       try {
         assert.equal((await broken.request('GET', '/health/ready')).status, 200);
         await own.close();
@@ -319,7 +311,7 @@ for (const backend of await backends({ childProcesses: true })) {
     });
 
     test('GET /docs serves HTML with no external (CDN) URL, and its assets locally', async () => {
-      const res = await fetch(`${app.url}/docs`);
+      const res = await fetch(`${h.app.url}/docs`);
       assert.equal(res.status, 200);
       assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
       const html = await res.text();
@@ -329,7 +321,7 @@ for (const backend of await backends({ childProcesses: true })) {
       assert.ok(assets.length > 0);
       for (const asset of assets) {
         const assetUrl = new URL(asset, res.url);
-        assert.equal(assetUrl.origin, new URL(app.url).origin, asset);
+        assert.equal(assetUrl.origin, new URL(h.app.url).origin, asset);
         const assetRes = await fetch(assetUrl);
         assert.equal(assetRes.status, 200, asset);
         await assetRes.arrayBuffer();
@@ -337,7 +329,7 @@ for (const backend of await backends({ childProcesses: true })) {
     });
 
     test('GET /openapi.json is an OpenAPI 3.1.0 document of the whole API', async () => {
-      const res = await app.request('GET', '/openapi.json');
+      const res = await h.app.request('GET', '/openapi.json');
       assert.equal(res.status, 200);
       const doc = res.body;
       assert.equal(doc.openapi, '3.1.0');
@@ -381,9 +373,9 @@ for (const backend of await backends({ childProcesses: true })) {
     });
 
     test('fuzz: odd bodies never produce a 5xx', async () => {
-      const { key } = await createProjectWithKey(db.database);
+      const { key } = await createProjectWithKey(h.db.database);
       for (const rawBody of FUZZ_BODIES) {
-        const res = await app.request('POST', '/cargo/load', { key, rawBody, headers: JSON_TYPE });
+        const res = await h.app.request('POST', '/cargo/load', { key, rawBody, headers: JSON_TYPE });
         const shown = rawBody.length > 120 ? `${rawBody.slice(0, 120)}…` : rawBody;
         assert.ok(res.status < 500, `${shown} gave ${res.status}: ${res.text}`);
         assert.ok(res.body !== null && typeof res.body === 'object', `${shown}: JSON body`);
