@@ -6,6 +6,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { nodeFlagsOf } from '../../test/helpers/serve.js';
 
 /** The checkout the benches belong to: its dist/ and src/ are what the children run. */
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -104,7 +105,8 @@ export interface ServeSpec extends Omit<ChildSpec<unknown>, 'args' | 'ready'> {
 /** Starts `barge serve --role <role> --port 0 --json` and resolves once it printed its ready line. */
 export async function startServe(spec: ServeSpec): Promise<Service> {
   const { cli, role, nodeFlags, ...child } = spec;
-  const entry = cli.endsWith('.ts') ? ['--import', 'tsx', cli] : [cli];
+  // A built entry point runs as the installed `barge` does: with the node flags of its #! line.
+  const entry = cli.endsWith('.ts') ? ['--import', 'tsx', cli] : [...nodeFlagsOf(cli), cli];
   const args = [...nodeFlags, ...entry, 'serve', '--role', role, '--port', '0', '--json'];
   const started = await startChild({ ...child, args, ready: serveReadyLine });
   return { child: started.child, url: started.ready.url };

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -11,6 +11,7 @@ import { createProjectWithKey, mockBody } from '../helpers/app.js';
 import { assertDetail } from '../helpers/assertions.js';
 import { type Backend, backends, PG_URL } from '../helpers/backends.js';
 import { harness } from '../helpers/harness.js';
+import { assertBuildIsFresh, nodeFlagsOf } from '../helpers/serve.js';
 
 /** The built command, as installed (`npm test` builds it first). */
 const MAIN = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
@@ -73,14 +74,21 @@ function failed(run: Run, message: RegExp, json = true): void {
 
 const uniqueSlug = (stem: string) => `${stem}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
 
-before(() => {
-  assert.ok(existsSync(MAIN), `${MAIN} is missing: run npm run build (npm test does it in pretest)`);
-  const built = statSync(MAIN).mtimeMs;
-  const src = fileURLToPath(new URL('../../src', import.meta.url));
-  const newer = readdirSync(src, { recursive: true, encoding: 'utf8' }).filter(
-    (file) => file.endsWith('.ts') && statSync(join(src, file)).mtimeMs > built,
+before(assertBuildIsFresh);
+
+test('barge serve runs with a bounded heap as installed and through npm start', () => {
+  // The installed bin runs through its #! line; npm start runs the bin itself, not `node <file>`.
+  assert.ok(
+    nodeFlagsOf(MAIN).some((flag) => /^--max-old-space-size=\d+$/.test(flag)),
+    'a heap limit on the #! line',
   );
-  assert.deepEqual(newer, [], 'dist/ is older than these sources: run npm run build');
+  assert.ok(statSync(MAIN).mode & 0o100, `${MAIN} is executable`);
+  const scripts = (
+    JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      scripts: Record<string, string>;
+    }
+  ).scripts;
+  assert.equal(scripts.start, 'dist/src/cli/main.js serve');
 });
 
 for (const backend of await backends({ childProcesses: true })) {

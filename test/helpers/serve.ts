@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sleep } from './wait.js';
@@ -49,7 +49,7 @@ export class BargeProcess {
     const base = Object.fromEntries(
       Object.entries(process.env).filter(([k]) => !k.startsWith('BARGE_') && k !== 'PORT'),
     );
-    this.child = spawn(process.execPath, [BARGE_BIN, ...args], {
+    this.child = spawn(process.execPath, [...nodeFlagsOf(BARGE_BIN), BARGE_BIN, ...args], {
       env: { ...base, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -118,4 +118,13 @@ export class BargeProcess {
     }
     return outcome;
   }
+}
+
+/**
+ * The node flags of a built entry point's `#!/usr/bin/env -S node <flags>` line: children run with
+ * them, as the installed `barge` does, on the node that runs the tests.
+ */
+export function nodeFlagsOf(path: string): string[] {
+  const first = readFileSync(path, 'utf8').split('\n', 1)[0] ?? '';
+  return /^#!\/usr\/bin\/env -S node (.+)$/.exec(first)?.[1]?.split(' ').filter(Boolean) ?? [];
 }
