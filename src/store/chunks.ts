@@ -1,5 +1,14 @@
-// Id lists go into `in (...)` in chunks far below SQLite's 32,766 bound parameters.
-const ID_CHUNK = 1000;
+/**
+ * How big one statement may get. Multi-row statements save round trips (on a SQLite file each is
+ * one to the write thread), so they are as large as the databases allow, with room to spare:
+ * SQLite binds at most 32,766 parameters and PostgreSQL 65,535, and a PostgreSQL message is at
+ * most 1 GB.
+ */
+const PARAMETERS_PER_STATEMENT = 30_000;
+const BYTES_PER_STATEMENT = 16 * 1024 * 1024;
+
+/** Id lists for `in (...)`, at most this many ids a statement. */
+const ID_CHUNK = 5000;
 
 export function chunks<T>(items: T[], size = ID_CHUNK): T[][] {
   const out: T[][] = [];
@@ -7,5 +16,26 @@ export function chunks<T>(items: T[], size = ID_CHUNK): T[][] {
   return out;
 }
 
-/** Rows per multi-row insert of results or staged records: seven columns a row, far below the bound. */
-export const RESULT_CHUNK = 500;
+/**
+ * Rows for multi-row statements of `columns` parameters a row: as many as the parameter bound
+ * allows, and no more than BYTES_PER_STATEMENT of the text `bytesOf` counts (one larger row goes
+ * alone).
+ */
+export function statementChunks<T>(items: T[], columns: number, bytesOf: (item: T) => number = () => 0): T[][] {
+  const maxRows = Math.floor(PARAMETERS_PER_STATEMENT / columns);
+  const out: T[][] = [];
+  let part: T[] = [];
+  let bytes = 0;
+  for (const item of items) {
+    const size = bytesOf(item);
+    if (part.length > 0 && (part.length >= maxRows || bytes + size > BYTES_PER_STATEMENT)) {
+      out.push(part);
+      part = [];
+      bytes = 0;
+    }
+    part.push(item);
+    bytes += size;
+  }
+  if (part.length > 0) out.push(part);
+  return out;
+}

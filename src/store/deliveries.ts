@@ -2,7 +2,7 @@ import { type ExpressionBuilder, type Insertable, type Kysely, type Selectable, 
 import { newId } from '../domain/ids.js';
 import { type CargoStatus, movableFrom } from '../domain/lifecycle.js';
 import { storedCallbackType } from '../domain/message-targets.js';
-import { chunks } from './chunks.js';
+import { chunks, statementChunks } from './chunks.js';
 import type { Database } from './database.js';
 import { nextDueAt } from './leases.js';
 import type { DeliveriesTable, DeliveryAttemptsTable, DeliveryChannelName, DeliveryStatus, Schema } from './schema.js';
@@ -29,7 +29,7 @@ export async function insertDeliveries(
   requests: DeliveryRequest[],
   now: number,
 ): Promise<void> {
-  for (const part of chunks(requests, 500)) {
+  for (const part of statementChunks(requests, 13)) {
     await tx.insertInto('deliveries').values(newDeliveryRows(part, now)).execute();
   }
 }
@@ -279,9 +279,6 @@ export interface FinishedAttempt {
   now: number;
 }
 
-// Eleven columns an attempt row: 500 rows stay far below SQLite's parameter bound.
-const ATTEMPT_CHUNK = 500;
-
 /**
  * Records finished attempts and their consequences in one transaction (the scheduler groups the
  * attempts that finish together, so a busy worker pays one commit for many): each attempt row,
@@ -310,7 +307,11 @@ export async function recordAttempts(database: Database, finished: FinishedAttem
       const delivery = current.get(f.deliveryId);
       return delivery && delivery.locked_by === f.workerId && delivery.status === 'pending' ? [{ ...f, delivery }] : [];
     });
-    for (const part of chunks(accepted, ATTEMPT_CHUNK)) {
+    for (const part of statementChunks(
+      accepted,
+      11,
+      (f) => (f.attempt.error_detail?.length ?? 0) + (f.attempt.response_excerpt?.length ?? 0),
+    )) {
       await tx
         .insertInto('delivery_attempts')
         .values(

@@ -1,4 +1,4 @@
-import { chunks, RESULT_CHUNK } from '../chunks.js';
+import { statementChunks } from '../chunks.js';
 import type { Database } from '../database.js';
 import { assertBatchLease, type BatchLease } from '../leases.js';
 
@@ -19,7 +19,7 @@ export async function stageRecordResults(
   if (records.length === 0) return;
   await database.write.transaction().execute(async (tx) => {
     await assertBatchLease(tx, database.dialect, lease);
-    for (const part of chunks(records, RESULT_CHUNK)) {
+    for (const part of statementChunks(records, 4, (r) => r.body.length)) {
       await tx
         .insertInto('record_results')
         .values(

@@ -1,5 +1,5 @@
 import { type CargoStatus, movableFrom } from '../../domain/lifecycle.js';
-import { chunks, RESULT_CHUNK } from '../chunks.js';
+import { chunks, statementChunks } from '../chunks.js';
 import type { Database } from '../database.js';
 import { type DeliveryRequest, insertDeliveries } from '../deliveries.js';
 import { assertBatchLease, type BatchLease } from '../leases.js';
@@ -58,7 +58,7 @@ export async function storeResults(
       }
     }
     const stored = results.filter((r) => moved.has(r.cargoId));
-    for (const part of chunks(stored, RESULT_CHUNK)) {
+    for (const part of statementChunks(stored, 7, (r) => (r.response?.length ?? 0) + (r.errorMessage?.length ?? 0))) {
       await tx
         .insertInto('results')
         .values(
