@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { createProjectWithKey, mockBody } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { assertBuildIsFresh, BargeProcess } from '../helpers/serve.js';
+import { assertBuildIsFresh, BargeProcess, loadOverHttp } from '../helpers/serve.js';
 import { freePort, waitFor } from '../helpers/wait.js';
 
 /**
@@ -47,16 +47,8 @@ for (const backend of await backends({ childProcesses: true })) {
       return { child, url: started.url as string };
     }
 
-    async function load(url: string, key: string, callbackUrl: string): Promise<string> {
-      const res = await fetch(`${url}/cargo/load`, {
-        method: 'POST',
-        headers: { 'x-api-key': key, 'content-type': 'application/json' },
-        body: JSON.stringify(mockBody('retry timing', { callback_url: callbackUrl })),
-      });
-      const text = await res.text();
-      assert.equal(res.status, 200, text);
-      return (JSON.parse(text) as { cargo_id: string }).cargo_id;
-    }
+    const load = (url: string, key: string, callbackUrl: string) =>
+      loadOverHttp(url, key, mockBody('retry timing', { callback_url: callbackUrl }));
 
     const tracking = async (url: string, key: string, cargoId: string) =>
       (await (await fetch(`${url}/cargo/${cargoId}/tracking`, { headers: { 'x-api-key': key } })).json()) as {

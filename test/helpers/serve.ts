@@ -128,3 +128,15 @@ export function nodeFlagsOf(path: string): string[] {
   const first = readFileSync(path, 'utf8').split('\n', 1)[0] ?? '';
   return /^#!\/usr\/bin\/env -S node (.+)$/.exec(first)?.[1]?.split(' ').filter(Boolean) ?? [];
 }
+
+/** POST /cargo/load to a running `barge serve`; asserts a 200 and resolves to the cargo id. */
+export async function loadOverHttp(url: string, key: string, body: unknown): Promise<string> {
+  const res = await fetch(`${url}/cargo/load`, {
+    method: 'POST',
+    headers: { 'x-api-key': key, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`POST /cargo/load answered ${res.status}: ${text}`);
+  return (JSON.parse(text) as { cargo_id: string }).cargo_id;
+}
