@@ -1,3 +1,4 @@
+/** createService: the one composition root of `barge serve`, the tests and the benches. */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';

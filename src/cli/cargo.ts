@@ -1,3 +1,4 @@
+/** `barge cargo …`: the CLI's cargo commands (redeliver), thin adapters over src/operations/. */
 import type { Command } from 'commander';
 import { redeliverCargo } from '../operations/redeliver-cargo.js';
 import type { CommandContext } from './context.js';

@@ -1,3 +1,4 @@
+/** `barge key …`: create, list and deactivate API keys; thin adapters over src/operations/. */
 import type { Command } from 'commander';
 import { isoTime } from '../domain/clock.js';
 import { createApiKey } from '../operations/create-api-key.js';

@@ -1,3 +1,4 @@
+/** `barge project …`: create, list, activate, settings and budgets; thin adapters over src/operations/. */
 import type { Command } from 'commander';
 import { isoTime } from '../domain/clock.js';
 import { createProject } from '../operations/create-project.js';

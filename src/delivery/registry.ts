@@ -1,3 +1,4 @@
+/** The delivery channels of a process and the deliverer's settings, built from the config. */
 import type { Config } from '../config.js';
 import type { MessageTargetType } from '../domain/message-targets.js';
 import type { Logger } from '../ports.js';

@@ -1,3 +1,4 @@
+/** The delivery worker: the deliverer's loop and the outbox sender's loop, side by side. */
 import type { Clock } from '../domain/clock.js';
 import { Loop } from '../loop.js';
 import type { Mailer } from '../mail/mailer.js';

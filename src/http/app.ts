@@ -1,3 +1,4 @@
+/** The HTTP app: Fastify with its error handling, body parsing, docs, health, metrics and the cargo scope. */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import type { Registry } from 'prom-client';

@@ -1,3 +1,4 @@
+/** The pipeline worker: the batcher, the batch loop (submit and poll) and the purger. */
 import { hostname } from 'node:os';
 import { Loop, type StepOutcome } from '../loop.js';
 import { claimDueBatches, nextBatchCheckAt } from '../store/batches/due.js';

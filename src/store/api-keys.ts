@@ -1,3 +1,4 @@
+/** API keys: create, list, deactivate, look up by hash, and record use. */
 import type { Kysely } from 'kysely';
 import { apiKeyPrefix, generateApiKey, hashApiKey } from '../domain/api-keys.js';
 import { newId } from '../domain/ids.js';

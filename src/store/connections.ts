@@ -1,3 +1,4 @@
+/** Connections (a project's cloud targets and credentials): CRUD, check slots and the effects of deliveries. */
 import type { Kysely, Selectable } from 'kysely';
 import { CHECK_INTERVAL_MS } from '../domain/connections.js';
 import type { MailMessage } from '../mail/mailer.js';

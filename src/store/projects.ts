@@ -1,3 +1,4 @@
+/** Projects: create, list, activate, settings, webhook secrets and notification mail. */
 import type { Kysely } from 'kysely';
 import { newId } from '../domain/ids.js';
 import {

@@ -1,3 +1,4 @@
+/** The AWS SDK clients a process shares (STS, S3, SQS, SNS, EventBridge) and the targets they act on. */
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';

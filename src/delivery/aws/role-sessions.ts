@@ -1,3 +1,4 @@
+/** Assumed-role sessions per connection and target, cached until shortly before they expire. */
 import { AssumeRoleCommand, type STSClient } from '@aws-sdk/client-sts';
 import { roleSessionName } from '../../domain/session-policy.js';
 import type { SigningCredentials } from './aws-clients.js';

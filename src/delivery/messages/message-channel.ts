@@ -1,3 +1,4 @@
+/** The delivery channel of message targets (SQS, SNS, EventBridge): one channel, one module per kind. */
 import { targetMessageJson } from '../../domain/envelope.js';
 import {
   INLINE_RESPONSE_MAX_BYTES,

@@ -1,3 +1,4 @@
+/** `connection check` for message targets: assume the role and send one marked message. */
 import type { Clock } from '../../domain/clock.js';
 import {
   type MessageTarget,

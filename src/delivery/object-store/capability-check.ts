@@ -1,3 +1,4 @@
+/** `connection check` for bucket targets: assume the role and write one marked object. */
 import type { Clock } from '../../domain/clock.js';
 import { VERIFICATION_BODY } from '../../domain/object-body.js';
 import { verificationObjectKey } from '../../domain/object-target.js';

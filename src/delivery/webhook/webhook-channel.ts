@@ -1,3 +1,4 @@
+/** The webhook channel: a signed POST (Standard Webhooks) to the cargo's callback URL. */
 import { type Agent, request } from 'undici';
 import { webhookPayloadJson } from '../../domain/envelope.js';
 import { usableWebhookSecret } from '../../domain/webhook-secret.js';

@@ -1,3 +1,4 @@
+/** GET /cargo/:id/result: the mailbox (409 until done, 410 once purged). */
 import { type Static, Type } from 'typebox';
 import { mailboxEnvelopeJson } from '../../domain/envelope.js';
 import { errors } from '../../domain/errors.js';

@@ -1,3 +1,4 @@
+/** GET /health (the process answers) and /health/ready (the database answers). */
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { Type } from 'typebox';

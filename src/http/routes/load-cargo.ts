@@ -1,3 +1,4 @@
+/** POST /cargo/load: validate, route, check the target and budgets, and commit the cargo durably. */
 import { type Static, Type } from 'typebox';
 import { type CargoRecord, checkLoadRules, LIMITS, type ModelInput } from '../../domain/cargo-request.js';
 import type { Clock } from '../../domain/clock.js';

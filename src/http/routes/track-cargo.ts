@@ -1,3 +1,4 @@
+/** GET /cargo/:id/tracking: a cargo's status and its deliveries. */
 import { Type } from 'typebox';
 import { isoTime } from '../../domain/clock.js';
 import { errors } from '../../domain/errors.js';

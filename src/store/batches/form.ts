@@ -1,3 +1,4 @@
+/** Forming a batch: the oldest pending cargo of one group move into a new batch, in one transaction. */
 import type { Kysely } from 'kysely';
 import { movableFrom } from '../../domain/lifecycle.js';
 import { chunks } from '../chunks.js';

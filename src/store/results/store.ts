@@ -1,3 +1,4 @@
+/** Storing results: the result rows, their deliveries and the cargo's move, under the batch's lease. */
 import { type CargoStatus, movableFrom } from '../../domain/lifecycle.js';
 import { chunks, statementChunks } from '../chunks.js';
 import type { Database } from '../database.js';
