@@ -40,7 +40,7 @@ import { dirname, join, resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import autocannon, { type Result } from 'autocannon';
 import { sql } from 'kysely';
-import { createApiKey } from '../src/store/api-keys.js';
+import { createApiKey } from '../src/store/admin/api-keys.js';
 import { insertCargo } from '../src/store/cargo/insert.js';
 import type { Database } from '../src/store/database.js';
 import { METADATA, MODEL_INPUT, submissionBody } from './lib/cargo.js';

@@ -18,14 +18,14 @@ import { newWorkerId, PipelineWorker } from './pipeline/worker.js';
 import { type Metrics, noMetrics } from './ports.js';
 import type { Provider } from './providers/provider.js';
 import { buildProviders, defaultModelRouter } from './providers/registry.js';
-import { createApiKey } from './store/api-keys.js';
+import { createApiKey } from './store/admin/api-keys.js';
+import { findProjectConnection } from './store/admin/connections.js';
+import { countProjects, createProject, sealPlaintextWebhookSecrets } from './store/admin/projects.js';
 import { cargoRowBytes, insertCargoRows, type NewCargo } from './store/cargo/insert.js';
-import { findProjectConnection } from './store/connections.js';
 import { type Database, openDatabase } from './store/database.js';
 import { GroupCommitWriter } from './store/group-commit.js';
 import { migrate } from './store/migrate.js';
 import { NEW_CARGO_CHANNEL, notifyNewCargo, notifyResultsStored, RESULTS_STORED_CHANNEL } from './store/notify.js';
-import { countProjects, createProject, sealPlaintextWebhookSecrets } from './store/projects.js';
 import { countAcceptedCargo } from './store/storage-usage.js';
 import { packageVersion } from './version.js';
 

@@ -6,10 +6,10 @@
 import { join } from 'node:path';
 import pg from 'pg';
 import { newId } from '../../src/domain/ids.js';
+import { createProject } from '../../src/store/admin/projects.js';
 import type { NewCargo } from '../../src/store/cargo/insert.js';
 import { type Database, openDatabase } from '../../src/store/database.js';
 import { migrate } from '../../src/store/migrate.js';
-import { createProject } from '../../src/store/projects.js';
 import { dropOnInterrupt, makeTempDir, removeTempDir } from './lifecycle.js';
 
 export interface BenchDatabase {

@@ -10,7 +10,7 @@ import { createConnection } from '../operations/create-connection.js';
 import { deleteConnection } from '../operations/delete-connection.js';
 import { listConnections } from '../operations/list-connections.js';
 import { showConnection } from '../operations/show-connection.js';
-import type { Connection } from '../store/connections.js';
+import type { Connection } from '../store/admin/connections.js';
 import type { CommandContext } from './context.js';
 import { print, table, unwrap } from './output.js';
 

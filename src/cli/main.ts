@@ -5,9 +5,9 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig } from '../config.js';
 import type { Role } from '../service.js';
+import { sealPlaintextWebhookSecrets } from '../store/admin/projects.js';
 import { openDatabase } from '../store/database.js';
 import { migrate } from '../store/migrate.js';
-import { sealPlaintextWebhookSecrets } from '../store/projects.js';
 import { packageVersion } from '../version.js';
 import { registerCargoCommands } from './cargo.js';
 import { registerConnectionCommands } from './connections.js';

@@ -7,7 +7,7 @@ import { rotateWebhookSecret } from '../operations/rotate-webhook-secret.js';
 import { setNotificationEmail } from '../operations/set-notification-email.js';
 import { setProjectActive } from '../operations/set-project-active.js';
 import { setStorageBudget } from '../operations/set-storage-budget.js';
-import type { Project } from '../store/projects.js';
+import type { Project } from '../store/admin/projects.js';
 import type { CommandContext } from './context.js';
 import { CliError, print, table, unwrap } from './output.js';
 

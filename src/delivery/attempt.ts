@@ -6,9 +6,10 @@
 import type { Clock } from '../domain/clock.js';
 import { nextAttemptAt } from '../domain/retry-schedule.js';
 import type { Logger } from '../ports.js';
-import { applyConnectionEffect } from '../store/connections.js';
+import { applyConnectionEffect } from '../store/admin/connections.js';
 import type { Database } from '../store/database.js';
-import type { AttemptVerdict, DueDelivery, FinishedAttempt } from '../store/deliveries.js';
+import type { DueDelivery } from '../store/deliveries/claim.js';
+import type { AttemptVerdict, FinishedAttempt } from '../store/deliveries/record-attempts.js';
 import { type DeliveryChannel, type DispatchOutcome, failed } from './channel.js';
 import type { HostAnswer } from './slots.js';
 

@@ -1,4 +1,4 @@
-import type { Connection } from '../store/connections.js';
+import type { Connection } from '../store/admin/connections.js';
 
 /** What a capability check reports of each capability (every target kind's check). */
 export type CapabilityStatus = 'ok' | 'failed' | 'skipped' | 'not_used';

@@ -1,5 +1,5 @@
 import type { MailMessage } from '../mail/mailer.js';
-import type { DueDelivery } from '../store/deliveries.js';
+import type { DueDelivery } from '../store/deliveries/claim.js';
 import type { DeliveryChannelName } from '../store/schema.js';
 
 /**

@@ -1,6 +1,6 @@
 import { type DeliveredResult, resultUrl } from '../domain/object-body.js';
-import type { Connection } from '../store/connections.js';
-import type { DueDelivery } from '../store/deliveries.js';
+import type { Connection } from '../store/admin/connections.js';
+import type { DueDelivery } from '../store/deliveries/claim.js';
 import { type ConnectionEffect, type DispatchOutcome, failed } from './channel.js';
 import { type IncidentTarget, incidentMail } from './incident-mail.js';
 

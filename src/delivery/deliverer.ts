@@ -11,14 +11,13 @@ import type { Database } from '../store/database.js';
 import {
   type DeliveryCandidate,
   type DueDelivery,
-  type FinishedAttempt,
   findDueDeliveries,
   leaseDeliveries,
   loadLeasedDeliveries,
   nextDeliveryAt,
-  recordAttempts,
   releaseDeliveryLeases,
-} from '../store/deliveries.js';
+} from '../store/deliveries/claim.js';
+import { type FinishedAttempt, recordAttempts } from '../store/deliveries/record-attempts.js';
 import { GroupCommitWriter } from '../store/group-commit.js';
 import { concludeAttempt, dispatch, hostAnswer } from './attempt.js';
 import type { DeliveryChannel } from './channel.js';

@@ -1,5 +1,5 @@
 import type { MailMessage } from '../mail/mailer.js';
-import type { Connection } from '../store/connections.js';
+import type { Connection } from '../store/admin/connections.js';
 
 /** What a connection was used for when access was denied, in the customer's words. */
 export interface IncidentTarget {

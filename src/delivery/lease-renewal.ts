@@ -7,7 +7,7 @@
 import type { Clock } from '../domain/clock.js';
 import type { Logger } from '../ports.js';
 import type { Database } from '../store/database.js';
-import { extendDeliveryLeases } from '../store/deliveries.js';
+import { extendDeliveryLeases } from '../store/deliveries/claim.js';
 
 export interface LeaseRenewalDeps {
   database: Database;

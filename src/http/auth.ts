@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { hashApiKey, isWellFormedApiKey } from '../domain/api-keys.js';
 import type { Clock } from '../domain/clock.js';
 import { ApiError, errors } from '../domain/errors.js';
-import { findKeyCredentials, type KeyCredentials, touchApiKeys } from '../store/api-keys.js';
+import { findKeyCredentials, type KeyCredentials, touchApiKeys } from '../store/admin/api-keys.js';
 import { readAuthChanges } from '../store/auth-changes.js';
 import type { Database } from '../store/database.js';
 import type { AuthFailureLimiter } from './auth-failures.js';

@@ -7,7 +7,7 @@ import type { Config } from '../config.js';
 import type { MessageCheckReport } from '../delivery/messages/message-check.js';
 import type { CheckReport } from '../delivery/object-store/capability-check.js';
 import type { MessageTarget, ResolvedTarget } from '../domain/message-targets.js';
-import type { Connection } from '../store/connections.js';
+import type { Connection } from '../store/admin/connections.js';
 import type { OperationDeps } from './operation.js';
 
 export type Refused = { refused: true; waitMs: number };

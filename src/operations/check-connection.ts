@@ -12,7 +12,7 @@ import type { CheckReport } from '../delivery/object-store/capability-check.js';
 import { CHECK_INTERVAL_MS, targetAllowed } from '../domain/connections.js';
 import { DEFAULT_DETAIL_TYPE, type MessageTarget, resolveMessageTarget } from '../domain/message-targets.js';
 import { bucketAllowed, DEFAULT_KEY_PREFIX, keyPrefixProblem, parseBucketArn } from '../domain/object-target.js';
-import { findConnectionWithProject } from '../store/connections.js';
+import { findConnectionWithProject } from '../store/admin/connections.js';
 import { type CapabilityCheckers, openAwsCapabilityCheckers } from './capability-checkers.js';
 import { type OperationDeps, type Result, refusals, refuse, succeed } from './operation.js';
 

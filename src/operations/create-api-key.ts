@@ -2,8 +2,8 @@
  * Creates an API key for a project: a non-empty name and, if given, an expiry that is a real
  * ISO 8601 date in the future. The full key comes back this once; only its hash is stored.
  */
-import { type ApiKey, createApiKey as insertApiKey } from '../store/api-keys.js';
-import { findProjectBySlug, type Project } from '../store/projects.js';
+import { type ApiKey, createApiKey as insertApiKey } from '../store/admin/api-keys.js';
+import { findProjectBySlug, type Project } from '../store/admin/projects.js';
 import { type OperationDeps, type Result, refusals, refuse, succeed } from './operation.js';
 
 export interface CreatedApiKey {

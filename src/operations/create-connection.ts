@@ -10,8 +10,8 @@ import { newId } from '../domain/ids.js';
 import { parseEventBusArn, parseQueueArn, parseTopicArn } from '../domain/message-targets.js';
 import { bucketArn, parseBucketArn } from '../domain/object-target.js';
 import { sealSecret } from '../domain/secret-box.js';
-import { type Connection, insertConnection } from '../store/connections.js';
-import { findProjectBySlug } from '../store/projects.js';
+import { type Connection, insertConnection } from '../store/admin/connections.js';
+import { findProjectBySlug } from '../store/admin/projects.js';
 import { type OperationDeps, type OperationError, type Result, refusals, refuse, succeed } from './operation.js';
 
 export interface CreateConnectionInput {

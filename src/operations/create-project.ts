@@ -5,7 +5,7 @@
  */
 import type { Config } from '../config.js';
 import { isValidSlug } from '../domain/projects.js';
-import { createProject as insertProject, type Project } from '../store/projects.js';
+import { createProject as insertProject, type Project } from '../store/admin/projects.js';
 import { type OperationDeps, type Result, refusals, refuse, succeed } from './operation.js';
 
 export type CreatedProject = Project & { webhookSecret: string };

@@ -2,7 +2,7 @@
  * Deactivates an API key. The key is kept (its prefix still identifies it) and every API process
  * answers it 401 from its next request on.
  */
-import { type ApiKey, deactivateApiKey as updateApiKey } from '../store/api-keys.js';
+import { type ApiKey, deactivateApiKey as updateApiKey } from '../store/admin/api-keys.js';
 import { type OperationDeps, type Result, refusals, refuse, succeed } from './operation.js';
 
 export async function deactivateApiKey(

@@ -1,5 +1,5 @@
 /** Deletes a connection; deliveries still naming it then fail with connection_not_found. */
-import { deleteConnection as removeConnection } from '../store/connections.js';
+import { deleteConnection as removeConnection } from '../store/admin/connections.js';
 import { type OperationDeps, type Result, refusals, refuse, succeed } from './operation.js';
 
 export async function deleteConnection(

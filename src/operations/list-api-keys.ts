@@ -1,6 +1,6 @@
 /** Lists a project's API keys: their prefixes and standing, never the keys themselves. */
-import { type ApiKey, listApiKeys as readApiKeys } from '../store/api-keys.js';
-import { findProjectBySlug, type Project } from '../store/projects.js';
+import { type ApiKey, listApiKeys as readApiKeys } from '../store/admin/api-keys.js';
+import { findProjectBySlug, type Project } from '../store/admin/projects.js';
 import { type OperationDeps, type Result, refusals, refuse, succeed } from './operation.js';
 
 export async function listApiKeys(

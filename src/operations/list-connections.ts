@@ -1,6 +1,6 @@
 /** Lists a project's delivery connections (their standing; never their credentials). */
-import { type Connection, listConnections as readConnections } from '../store/connections.js';
-import { findProjectBySlug, type Project } from '../store/projects.js';
+import { type Connection, listConnections as readConnections } from '../store/admin/connections.js';
+import { findProjectBySlug, type Project } from '../store/admin/projects.js';
 import { type OperationDeps, type Result, refusals, refuse, succeed } from './operation.js';
 
 export async function listConnections(

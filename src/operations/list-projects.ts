@@ -1,6 +1,6 @@
 /** Lists every project, by slug. */
-import type { Project } from '../store/projects.js';
-import { listProjects as readProjects } from '../store/projects.js';
+import type { Project } from '../store/admin/projects.js';
+import { listProjects as readProjects } from '../store/admin/projects.js';
 import { type OperationDeps, type Result, succeed } from './operation.js';
 
 export async function listProjects(deps: Pick<OperationDeps, 'database'>): Promise<Result<Project[]>> {

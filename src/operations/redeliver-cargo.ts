@@ -4,7 +4,7 @@
  * when it asked for no delivery (a mailbox-only cargo), and while a delivery is in progress.
  */
 
-import { createRedelivery } from '../store/deliveries.js';
+import { createRedelivery } from '../store/deliveries/redeliver.js';
 import type { DeliveryChannelName } from '../store/schema.js';
 import { type OperationDeps, type Result, refuse, succeed } from './operation.js';
 

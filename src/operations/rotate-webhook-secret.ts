@@ -3,7 +3,7 @@
  * `previousSecretValidUntil`, so receivers can switch over without rejecting a delivery.
  */
 import { PREVIOUS_SECRET_GRACE_MS } from '../domain/webhook-secret.js';
-import { type Project, rotateWebhookSecret as replaceWebhookSecret } from '../store/projects.js';
+import { type Project, rotateWebhookSecret as replaceWebhookSecret } from '../store/admin/projects.js';
 import type { WebhookSecretDeps } from './create-project.js';
 import { type Result, refusals, refuse, succeed } from './operation.js';
 

@@ -3,7 +3,7 @@
  * clears it: no incident mail is sent then.
  */
 import { isEmailAddress } from '../domain/connections.js';
-import { setNotificationEmail as updateNotificationEmail } from '../store/projects.js';
+import { setNotificationEmail as updateNotificationEmail } from '../store/admin/projects.js';
 import { type OperationDeps, type Result, refusals, refuse, succeed } from './operation.js';
 
 export async function setNotificationEmail(

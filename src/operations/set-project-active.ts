@@ -2,7 +2,7 @@
  * Deactivates or reactivates a project. A deactivated project's keys answer 403 from the next
  * request on, in every API process; no data is lost.
  */
-import { type Project, setProjectActive as updateProjectActive } from '../store/projects.js';
+import { type Project, setProjectActive as updateProjectActive } from '../store/admin/projects.js';
 import { type OperationDeps, type Result, refusals, refuse, succeed } from './operation.js';
 
 export async function setProjectActive(

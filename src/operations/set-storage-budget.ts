@@ -3,7 +3,7 @@
  * may hold (requests, metadata and results not yet purged). A field left out stays as it is; null
  * returns it to the configured default (BARGE_PROJECT_DAILY_BYTES, BARGE_PROJECT_HELD_BYTES).
  */
-import { type Project, setProjectStorageBudget } from '../store/projects.js';
+import { type Project, setProjectStorageBudget } from '../store/admin/projects.js';
 import { type OperationDeps, type Result, refusals, refuse, succeed } from './operation.js';
 
 export async function setStorageBudget(

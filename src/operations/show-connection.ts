@@ -1,5 +1,5 @@
 /** Shows one connection of any project, with its project's slug: its external id, status and last failure. */
-import { type Connection, findConnectionWithProject } from '../store/connections.js';
+import { type Connection, findConnectionWithProject } from '../store/admin/connections.js';
 import { type OperationDeps, type Result, refusals, refuse, succeed } from './operation.js';
 
 export async function showConnection(

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { createApiKey } from '../../src/store/api-keys.js';
+import { createApiKey } from '../../src/store/admin/api-keys.js';
 import { createProjectWithKey, mockBody } from '../helpers/app.js';
 import { assertDetail } from '../helpers/assertions.js';
 import { type Backend, backends, PG_URL } from '../helpers/backends.js';

@@ -4,8 +4,8 @@ import type { Config } from '../../src/config.js';
 import { isoTime, ManualClock } from '../../src/domain/clock.js';
 import { DEFAULT_DETAIL_TYPE, INLINE_RESPONSE_MAX_BYTES } from '../../src/domain/message-targets.js';
 import { mockRespond } from '../../src/providers/mock/responder.js';
-import { deleteConnection } from '../../src/store/connections.js';
-import { createRedelivery } from '../../src/store/deliveries.js';
+import { deleteConnection } from '../../src/store/admin/connections.js';
+import { createRedelivery } from '../../src/store/deliveries/redeliver.js';
 import { createProjectWithKey, mockBody, startTestApp, type TestApp, testConfig } from '../helpers/app.js';
 import { assertDetail, assertInvalidField } from '../helpers/assertions.js';
 import {

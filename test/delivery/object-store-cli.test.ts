@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { applyConnectionEffect, findConnection } from '../../src/store/connections.js';
+import { applyConnectionEffect, findConnection } from '../../src/store/admin/connections.js';
 import { createProjectWithKey } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
 import { type ObjectStoreRig, startObjectStoreRig } from '../helpers/object-store.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { newExternalId } from '../../src/domain/connections.js';
 import { newId } from '../../src/domain/ids.js';
-import { insertConnection } from '../../src/store/connections.js';
+import { insertConnection } from '../../src/store/admin/connections.js';
 import { createProjectWithKey, mockBody } from '../helpers/app.js';
 import { assertDetail, assertInvalidField } from '../helpers/assertions.js';
 import { backends } from '../helpers/backends.js';

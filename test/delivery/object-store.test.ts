@@ -4,7 +4,7 @@ import { ManualClock } from '../../src/domain/clock.js';
 import { newExternalId } from '../../src/domain/connections.js';
 import { newId } from '../../src/domain/ids.js';
 import { sealSecret } from '../../src/domain/secret-box.js';
-import { findConnection, insertConnection } from '../../src/store/connections.js';
+import { findConnection, insertConnection } from '../../src/store/admin/connections.js';
 import { createProjectWithKey, mockBody, startTestApp, type TestApp } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
 import { notifyTo, type ObjectStoreRig, startObjectStoreRig } from '../helpers/object-store.js';

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ManualClock } from '../../src/domain/clock.js';
-import { createRedelivery } from '../../src/store/deliveries.js';
+import { createRedelivery } from '../../src/store/deliveries/redeliver.js';
 import { createProjectWithKey, startTestApp, type TestApp } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
 import { testWorker } from '../helpers/pipeline.js';

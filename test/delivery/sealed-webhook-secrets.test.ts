@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { ManualClock } from '../../src/domain/clock.js';
 import { createProject } from '../../src/operations/create-project.js';
 import { rotateWebhookSecret } from '../../src/operations/rotate-webhook-secret.js';
-import { createApiKey } from '../../src/store/api-keys.js';
+import { createApiKey } from '../../src/store/admin/api-keys.js';
 import type { Database } from '../../src/store/database.js';
 import { createProjectWithKey, startTestApp, type TestApp } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';

@@ -7,7 +7,7 @@ import {
   findDueDeliveries,
   leaseDeliveries,
   loadLeasedDeliveries,
-} from '../../src/store/deliveries.js';
+} from '../../src/store/deliveries/claim.js';
 import { mockBody, type TestApp, testConfig } from '../helpers/app.js';
 import type { ReceivedRequest } from '../helpers/receiver.js';
 

@@ -4,7 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { ManualClock } from '../../src/domain/clock.js';
 import { DEFAULT_RETRY_DELAYS_MS } from '../../src/domain/retry-schedule.js';
 import type { Service } from '../../src/service.js';
-import { rotateWebhookSecret } from '../../src/store/projects.js';
+import { rotateWebhookSecret } from '../../src/store/admin/projects.js';
 import { createProjectWithKey, mockBody } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { harness } from '../helpers/harness.js';

@@ -2,9 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { type Config, loadConfig } from '../../src/config.js';
 import { type Clock, systemClock } from '../../src/domain/clock.js';
 import { createService } from '../../src/service.js';
-import { createApiKey } from '../../src/store/api-keys.js';
+import { createApiKey } from '../../src/store/admin/api-keys.js';
+import { createProject } from '../../src/store/admin/projects.js';
 import type { Database } from '../../src/store/database.js';
-import { createProject } from '../../src/store/projects.js';
 
 export interface TestApp {
   app: FastifyInstance;

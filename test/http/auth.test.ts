@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ManualClock } from '../../src/domain/clock.js';
-import { deactivateApiKey } from '../../src/store/api-keys.js';
-import { setProjectActive } from '../../src/store/projects.js';
+import { deactivateApiKey } from '../../src/store/admin/api-keys.js';
+import { setProjectActive } from '../../src/store/admin/projects.js';
 import { createProjectWithKey, mockBody, startTestApp, type TestApp } from '../helpers/app.js';
 import { assertDetail } from '../helpers/assertions.js';
 import { backends } from '../helpers/backends.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ManualClock } from '../../src/domain/clock.js';
-import { createApiKey } from '../../src/store/api-keys.js';
+import { createApiKey } from '../../src/store/admin/api-keys.js';
 import { openDatabase } from '../../src/store/database.js';
 import { createProjectWithKey, mockBody, startTestApp } from '../helpers/app.js';
 import { assertDetail } from '../helpers/assertions.js';

@@ -5,7 +5,7 @@ import { createApiKey, parseExpiry } from '../../src/operations/create-api-key.j
 import { deactivateApiKey } from '../../src/operations/deactivate-api-key.js';
 import { listApiKeys } from '../../src/operations/list-api-keys.js';
 import { setProjectActive } from '../../src/operations/set-project-active.js';
-import { findKeyCredentials } from '../../src/store/api-keys.js';
+import { findKeyCredentials } from '../../src/store/admin/api-keys.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
 import { depsOf, newProject, refused, value } from './support.js';
 

@@ -6,7 +6,7 @@ import type { CapabilityResult, CheckReport } from '../../src/delivery/object-st
 import type { CapabilityCheckers } from '../../src/operations/capability-checkers.js';
 import { checkConnection } from '../../src/operations/check-connection.js';
 import { createConnection } from '../../src/operations/create-connection.js';
-import type { Connection } from '../../src/store/connections.js';
+import type { Connection } from '../../src/store/admin/connections.js';
 import { testConfig } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
 import { type ObjectStoreRig, startObjectStoreRig } from '../helpers/object-store.js';

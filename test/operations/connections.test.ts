@@ -6,7 +6,7 @@ import { createConnection } from '../../src/operations/create-connection.js';
 import { deleteConnection } from '../../src/operations/delete-connection.js';
 import { listConnections } from '../../src/operations/list-connections.js';
 import { showConnection } from '../../src/operations/show-connection.js';
-import { findConnection } from '../../src/store/connections.js';
+import { findConnection } from '../../src/store/admin/connections.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
 import { depsOf, newProject, refused, value } from './support.js';
 

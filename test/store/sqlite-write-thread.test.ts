@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { newId } from '../../src/domain/ids.js';
+import { createProject } from '../../src/store/admin/projects.js';
 import { insertCargo, type NewCargo } from '../../src/store/cargo/insert.js';
 import { type Database, openDatabase } from '../../src/store/database.js';
 import { migrate } from '../../src/store/migrate.js';
-import { createProject } from '../../src/store/projects.js';
 import { eventually } from '../helpers/wait.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { Config, ObjectStoreConfig } from '../../config.js';
 import { openSecret } from '../../domain/secret-box.js';
-import type { Connection } from '../../store/connections.js';
+import type { Connection } from '../../store/admin/connections.js';
 import { AwsClients, type SigningCredentials } from './aws-clients.js';
 import { type AwsFailure, describe, isThrottle, isTimeout } from './aws-errors.js';
 import { RoleSessions } from './role-sessions.js';

@@ -8,7 +8,7 @@ import {
   SEND_ACTIONS,
 } from '../../domain/message-targets.js';
 import { deliveredObjectMetadata } from '../../domain/object-body.js';
-import type { DueDelivery } from '../../store/deliveries.js';
+import type { DueDelivery } from '../../store/deliveries/claim.js';
 import type { AwsDeliveryDeps } from '../aws/connection-access.js';
 import { type DeliveryChannel, type DeliveryTarget, type DispatchOutcome, failed } from '../channel.js';
 import { deliveredResult, deliverThroughConnection, type FindConnection } from '../connection-target.js';

@@ -8,7 +8,7 @@ import {
   VERIFICATION_MESSAGE,
 } from '../../domain/message-targets.js';
 import { messageSessionPolicyJson } from '../../domain/session-policy.js';
-import { applyConnectionEffect, type Connection, claimCheckSlot } from '../../store/connections.js';
+import { applyConnectionEffect, type Connection, claimCheckSlot } from '../../store/admin/connections.js';
 import type { Database } from '../../store/database.js';
 import { type AwsDeliveryDeps, connectionCredentials } from '../aws/connection-access.js';
 import { accessResult, type CapabilityResult } from '../capability.js';

@@ -1,6 +1,6 @@
 import { type MessageTarget, type ResolvedTarget, SEND_ACTIONS } from '../../domain/message-targets.js';
 import { messageSessionPolicyJson } from '../../domain/session-policy.js';
-import type { Connection } from '../../store/connections.js';
+import type { Connection } from '../../store/admin/connections.js';
 import { awsFailure, describe, isNetworkError, isTimeout } from '../aws/aws-errors.js';
 import {
   type AwsDeliveryDeps,

@@ -1,7 +1,7 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Config } from '../../config.js';
 import { sessionPolicyJson } from '../../domain/session-policy.js';
-import type { Connection } from '../../store/connections.js';
+import type { Connection } from '../../store/admin/connections.js';
 import type { S3Target, SigningCredentials } from '../aws/aws-clients.js';
 import { type AwsFailure, awsFailure, describe, isNetworkError, isTimeout } from '../aws/aws-errors.js';
 import {

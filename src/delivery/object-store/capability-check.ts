@@ -2,7 +2,7 @@
 import type { Clock } from '../../domain/clock.js';
 import { VERIFICATION_BODY } from '../../domain/object-body.js';
 import { verificationObjectKey } from '../../domain/object-target.js';
-import { applyConnectionEffect, type Connection, claimCheckSlot } from '../../store/connections.js';
+import { applyConnectionEffect, type Connection, claimCheckSlot } from '../../store/admin/connections.js';
 import type { Database } from '../../store/database.js';
 import { accessResult, type CapabilityResult } from '../capability.js';
 import type { BucketWriter } from './bucket-writer.js';

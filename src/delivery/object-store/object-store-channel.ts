@@ -1,6 +1,6 @@
 import { deliveredObjectJson, deliveredObjectMetadata } from '../../domain/object-body.js';
 import { parseStoredTarget, resultObjectKey } from '../../domain/object-target.js';
-import type { DueDelivery } from '../../store/deliveries.js';
+import type { DueDelivery } from '../../store/deliveries/claim.js';
 import { type DeliveryChannel, type DeliveryTarget, type DispatchOutcome, failed } from '../channel.js';
 import { deliveredResult, deliverThroughConnection, type FindConnection } from '../connection-target.js';
 import type { BucketWriter } from './bucket-writer.js';

@@ -3,7 +3,7 @@ import { type Agent, request } from 'undici';
 import { webhookPayloadJson } from '../../domain/envelope.js';
 import { usableWebhookSecret } from '../../domain/webhook-secret.js';
 import type { Logger } from '../../ports.js';
-import type { DueDelivery } from '../../store/deliveries.js';
+import type { DueDelivery } from '../../store/deliveries/claim.js';
 import { type DeliveryChannel, type DeliveryTarget, type DispatchOutcome, failed } from '../channel.js';
 import type { HostAddresses } from './host-address.js';
 import { BlockedAddressError, blockedLiteral } from './http-client.js';

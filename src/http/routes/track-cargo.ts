@@ -6,7 +6,7 @@ import { isCargoId } from '../../domain/ids.js';
 import { ALL_CARGO_STATUSES, ALL_CHANNELS, DELIVERY_STATUSES, statusDescription } from '../../domain/lifecycle.js';
 import { findCargoForProject } from '../../store/cargo/find-for-project.js';
 import type { Database } from '../../store/database.js';
-import { deliverySummaries } from '../../store/deliveries.js';
+import { deliverySummaries } from '../../store/deliveries/summaries.js';
 import { authOf } from '../auth.js';
 import type { CargoScope } from '../cargo-routes.js';
 import { apiKeySecurity, authErrorResponses, CargoIdParams, notFoundResponse } from '../schemas.js';

@@ -1,6 +1,6 @@
 import { movableFrom } from '../../domain/lifecycle.js';
 import type { Database } from '../database.js';
-import { requestedChannels } from '../deliveries.js';
+import { requestedChannels } from '../deliveries/create.js';
 import type { DeliveryChannelName } from '../schema.js';
 
 export interface AwaitingCargo {

@@ -2,7 +2,7 @@
 import { type CargoStatus, movableFrom } from '../../domain/lifecycle.js';
 import { chunks, statementChunks } from '../chunks.js';
 import type { Database } from '../database.js';
-import { type DeliveryRequest, insertDeliveries } from '../deliveries.js';
+import { type DeliveryRequest, insertDeliveries } from '../deliveries/create.js';
 import { assertBatchLease, type BatchLease } from '../leases.js';
 import type { DeliveryChannelName } from '../schema.js';
 

@@ -1,14 +1,14 @@
 /** Projects: create, list, activate, settings, webhook secrets and notification mail. */
 import type { Kysely } from 'kysely';
-import { newId } from '../domain/ids.js';
+import { newId } from '../../domain/ids.js';
 import {
   generateWebhookSecret,
   isPlaintextWebhookSecret,
   PREVIOUS_SECRET_GRACE_MS,
   storedWebhookSecret,
-} from '../domain/webhook-secret.js';
-import { bumpAuthChanges } from './auth-changes.js';
-import type { ProjectsTable, Schema } from './schema.js';
+} from '../../domain/webhook-secret.js';
+import { bumpAuthChanges } from '../auth-changes.js';
+import type { ProjectsTable, Schema } from '../schema.js';
 
 export interface Project {
   id: string;

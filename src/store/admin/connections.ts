@@ -1,9 +1,9 @@
 /** Connections (a project's cloud targets and credentials): CRUD, check slots and the effects of deliveries. */
 import type { Kysely, Selectable } from 'kysely';
-import { CHECK_INTERVAL_MS } from '../domain/connections.js';
-import type { MailMessage } from '../mail/mailer.js';
-import { enqueueMail } from './outbox/enqueue.js';
-import type { ConnectionsTable, Schema } from './schema.js';
+import { CHECK_INTERVAL_MS } from '../../domain/connections.js';
+import type { MailMessage } from '../../mail/mailer.js';
+import { enqueueMail } from '../outbox/enqueue.js';
+import type { ConnectionsTable, Schema } from '../schema.js';
 
 export type ConnectionRow = Selectable<ConnectionsTable>;
 

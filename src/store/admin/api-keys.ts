@@ -1,9 +1,9 @@
 /** API keys: create, list, deactivate, look up by hash, and record use. */
 import type { Kysely } from 'kysely';
-import { apiKeyPrefix, generateApiKey, hashApiKey } from '../domain/api-keys.js';
-import { newId } from '../domain/ids.js';
-import { bumpAuthChanges } from './auth-changes.js';
-import type { ApiKeysTable, Schema } from './schema.js';
+import { apiKeyPrefix, generateApiKey, hashApiKey } from '../../domain/api-keys.js';
+import { newId } from '../../domain/ids.js';
+import { bumpAuthChanges } from '../auth-changes.js';
+import type { ApiKeysTable, Schema } from '../schema.js';
 
 export interface ApiKey {
   id: string;
