@@ -15,6 +15,7 @@ import {
   releaseDeliveryLeases,
 } from '../store/deliveries.js';
 import { GroupCommitWriter } from '../store/group-commit.js';
+import { retryThroughOutage } from '../store/outage.js';
 import { type ConnectionEffect, type DeliveryChannel, type DispatchOutcome, failed } from './channel.js';
 
 export interface DelivererSettings {
@@ -115,10 +116,15 @@ export class Deliverer {
   private stopping = false;
 
   constructor(private readonly deps: DelivererDeps) {
-    this.recorder = new GroupCommitWriter((finished) => recordAttempts(deps.database, finished), {
-      intervalMs: 0,
-      maxRows: RECORD_GROUP,
-    });
+    // An attempt made while the database went away is recorded once it is back (within the
+    // lease), not left leased until the lease runs out and then made again.
+    this.recorder = new GroupCommitWriter(
+      (finished) => retryThroughOutage(() => recordAttempts(deps.database, finished), deps.settings.leaseMs),
+      {
+        intervalMs: 0,
+        maxRows: RECORD_GROUP,
+      },
+    );
   }
 
   /** One scheduling pass: starts what is due and has room; does not wait for the attempts. */

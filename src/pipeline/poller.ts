@@ -1,6 +1,7 @@
 import { statusAfterResult } from '../domain/lifecycle.js';
 import { nextPollAt, retryBackoffMs } from '../domain/polling.js';
 import { type BatchRow, markBatchCanceled, markBatchEnded, rescheduleBatch } from '../store/batches.js';
+import { isDatabaseUnavailable, retryThroughOutage } from '../store/outage.js';
 import { cargoAwaitingResults, storeResults } from '../store/results.js';
 import { collectResults } from './collector.js';
 import type { PipelineContext } from './context.js';
@@ -59,14 +60,16 @@ export async function checkBatch(ctx: PipelineContext, batch: BatchRow): Promise
     });
     return true;
   } catch (err) {
-    ctx.log.warn({ batch: batch.id, err }, 'batch check failed; will retry');
-    await rescheduleBatch(db, {
+    // A database outage is reported once by the store; the batch is given back when it is over.
+    if (!isDatabaseUnavailable(err)) ctx.log.warn({ batch: batch.id, err }, 'batch check failed; will retry');
+    const retry = {
       batchId: batch.id,
       workerId: ctx.workerId,
       now: ctx.clock.now(),
       nextCheckAt: ctx.clock.now() + retryBackoffMs(batch.attempts),
       error: err instanceof Error ? err.message : String(err),
-    });
+    };
+    await retryThroughOutage(() => rescheduleBatch(db, retry), ctx.settings.leaseMs);
     // A collection that failed part-way may have stored some results.
     return true;
   }

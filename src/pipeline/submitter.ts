@@ -3,6 +3,7 @@ import { customIdFor, paddingId } from '../domain/custom-ids.js';
 import { retryBackoffMs } from '../domain/polling.js';
 import type { BatchRequest } from '../providers/provider.js';
 import { type BatchRow, batchCargoRequests, markBatchSubmitted, rescheduleBatch } from '../store/batches.js';
+import { isDatabaseUnavailable, retryThroughOutage } from '../store/outage.js';
 import type { PipelineContext } from './context.js';
 
 /** The cheapest valid request, sent only to reach a provider's minimum batch size. */
@@ -55,14 +56,16 @@ export async function submitBatch(ctx: PipelineContext, batch: BatchRow): Promis
     }
     ctx.log.info({ batch: batch.id, job: jobId, requests: requestCount, padding }, 'batch submitted');
   } catch (err) {
-    ctx.log.warn({ batch: batch.id, err }, 'batch submission failed; will retry');
-    await rescheduleBatch(ctx.database.write, {
+    // A database outage is reported once by the store; the batch is given back when it is over.
+    if (!isDatabaseUnavailable(err)) ctx.log.warn({ batch: batch.id, err }, 'batch submission failed; will retry');
+    const retry = {
       batchId: batch.id,
       workerId: ctx.workerId,
       nextCheckAt: ctx.clock.now() + retryBackoffMs(batch.attempts),
       now: ctx.clock.now(),
       error: err instanceof Error ? err.message : String(err),
-    });
+    };
+    await retryThroughOutage(() => rescheduleBatch(ctx.database.write, retry), ctx.settings.leaseMs);
   }
 }
 
