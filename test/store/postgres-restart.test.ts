@@ -232,7 +232,34 @@ if (await privatePostgresAvailable()) {
         () => statuses(accepted),
         (s) => s.callback_delivered === accepted.length,
         { timeoutMs: 20_000, intervalMs: 200 },
-      );
+      ).catch(async (err: Error) => {
+        // Say what holds them: unfinished batches and deliveries, their leases and last errors.
+        const now = Date.now();
+        const batches = await database.read
+          .selectFrom('batches')
+          .select(['id', 'status', 'attempts', 'last_error', 'locked_by', 'locked_until', 'next_check_at'])
+          .where('status', '!=', 'ended')
+          .execute();
+        const deliveries = await database.read
+          .selectFrom('deliveries')
+          .select(['id', 'attempts', 'last_error', 'locked_by', 'locked_until', 'next_attempt_at'])
+          .where('status', '=', 'pending')
+          .execute();
+        const relative = (rows: Record<string, unknown>[]) =>
+          rows.map((r) =>
+            Object.fromEntries(
+              Object.entries(r).map(([k, v]) => [
+                k,
+                typeof v === 'number' && v > 1e12 ? `now${v - now >= 0 ? '+' : ''}${v - now}ms` : v,
+              ]),
+            ),
+          );
+        throw new Error(
+          `${err.message}\nunfinished batches: ${JSON.stringify(relative(batches))}\n` +
+            `pending deliveries: ${JSON.stringify(relative(deliveries))}\n` +
+            `worker logs:\n${workers.map((w) => w.lines.filter((l) => !l.includes('"level":30')).join('\n')).join('\n--\n')}`,
+        );
+      });
       const delivered = deliveredIds();
       assert.deepEqual(
         accepted.filter((id) => !delivered.has(id)),
