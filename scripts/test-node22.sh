@@ -48,12 +48,21 @@ cp -al "$root/node_modules" "$work/node_modules"
 rm -rf "$work/node_modules/better-sqlite3"
 cp -a "$root/node_modules/better-sqlite3" "$work/node_modules/better-sqlite3"
 rm -rf "$work/node_modules/better-sqlite3/build"
-echo "test-node22: building better-sqlite3 for Node 22 (a minute or two)"
-gyp="$(dirname "$(readlink -f "$(command -v npm)")")/../node_modules/node-gyp/bin/node-gyp.js"
-(
-  cd "$work/node_modules/better-sqlite3"
-  PATH="$nodedir/bin:$PATH" "$node22" "$gyp" rebuild --release --nodedir="$nodedir" -j 2 >"$work/better-sqlite3-build.log" 2>&1
-) || { tail -40 "$work/better-sqlite3-build.log" >&2; exit 1; }
+# The build is kept in the cache, by better-sqlite3's version and Node's ABI, for the next run.
+bsq_version="$("$node22" -p "require('$root/node_modules/better-sqlite3/package.json').version")"
+built="$cache/better-sqlite3-$bsq_version-abi$("$node22" -p process.versions.modules).node"
+release="$work/node_modules/better-sqlite3/build/Release"
+if [ -f "$built" ]; then
+  mkdir -p "$release" && cp "$built" "$release/better_sqlite3.node"
+else
+  echo "test-node22: building better-sqlite3 $bsq_version for Node 22 (a minute or two)"
+  gyp="$(dirname "$(readlink -f "$(command -v npm)")")/../node_modules/node-gyp/bin/node-gyp.js"
+  (
+    cd "$work/node_modules/better-sqlite3"
+    PATH="$nodedir/bin:$PATH" "$node22" "$gyp" rebuild --release --nodedir="$nodedir" -j 2 >"$work/better-sqlite3-build.log" 2>&1
+  ) || { tail -40 "$work/better-sqlite3-build.log" >&2; exit 1; }
+  cp "$release/better_sqlite3.node" "$built.tmp" && mv "$built.tmp" "$built"
+fi
 PATH="$nodedir/bin:$PATH" "$node22" -e "new (require('$work/node_modules/better-sqlite3'))(':memory:').prepare('select 1').get()"
 
 # 4. The suite, on Node 22 (npm's own script runs on the first node in PATH: this one).
