@@ -1,5 +1,6 @@
 import type { Clock } from './domain/clock.js';
 import type { Logger, Metrics } from './ports.js';
+import { isDatabaseUnavailable, OUTAGE_RETRY_MS } from './store/outage.js';
 
 export interface StepOutcome {
   didWork: boolean;
@@ -77,11 +78,19 @@ export class Loop {
         if (outcome.didWork) continue;
         delay = outcome.nextAt === null ? idleMaxMs : outcome.nextAt - clock.now();
       } catch (err) {
-        failures++;
         this.lastError = err;
         metrics.count('barge_loop_errors_total', { loop: this.name });
-        log.error({ loop: this.name, err }, 'worker step failed');
-        delay = Math.min(30_000, 250 * 2 ** Math.min(failures, 7));
+        if (isDatabaseUnavailable(err)) {
+          // The database is out of reach (a restart, a failover): the store reports the outage
+          // once; each loop tries again every second without a word (lastError and the error
+          // count show it), and resumes within a second of the database's return instead of
+          // after a backoff grown through the outage.
+          delay = OUTAGE_RETRY_MS;
+        } else {
+          failures++;
+          log.error({ loop: this.name, err }, 'worker step failed');
+          delay = Math.min(30_000, 250 * 2 ** Math.min(failures, 7));
+        }
       }
       if (this.woken || (this.state as string) === 'stopped') continue;
       this.state = 'sleeping';

@@ -22,10 +22,11 @@ import { createApiKey } from './store/admin/api-keys.js';
 import { findProjectConnection } from './store/admin/connections.js';
 import { countProjects, createProject, sealPlaintextWebhookSecrets } from './store/admin/projects.js';
 import { cargoRowBytes, insertCargoRows, type NewCargo } from './store/cargo/insert.js';
-import { type Database, openDatabase } from './store/database.js';
+import { type Database, openDatabase, outageMessage } from './store/database.js';
 import { GroupCommitWriter } from './store/group-commit.js';
 import { migrate } from './store/migrate.js';
 import { NEW_CARGO_CHANNEL, notifyNewCargo, notifyResultsStored, RESULTS_STORED_CHANNEL } from './store/notify.js';
+import { isDatabaseUnavailable } from './store/outage.js';
 import { countAcceptedCargo } from './store/storage-usage.js';
 import { packageVersion } from './version.js';
 
@@ -87,7 +88,11 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
   const database =
     deps.database ??
     openDatabase(config.databaseUrl, {
-      onConnectionError: (err, where) => logger.warn({ err: err.message }, where),
+      // An outage is logged once when it starts and once when it ends, not per failed request or step.
+      onOutage: (event) =>
+        event.state === 'down'
+          ? logger.warn({ err: event.error.message }, outageMessage(event))
+          : logger.warn({ down_ms: event.downMs }, outageMessage(event)),
     });
   if (ownsDatabase) {
     try {
@@ -152,7 +157,10 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
         idleMaxMs,
         onResultsStored: () => {
           deliveryWorker.wake();
-          notifyResultsStored(database).catch((err: unknown) => logger.warn({ err }, 'could not notify other workers'));
+          notifyResultsStored(database).catch((err: unknown) => {
+            // In an outage the database reports it; other workers wake when their LISTEN is back.
+            if (!isDatabaseUnavailable(err)) logger.warn({ err }, 'could not notify other workers');
+          });
         },
       },
     );
@@ -191,8 +199,12 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
           await insertCargoRows(tx, rows);
         });
         countAccepted(metrics, rows);
-        await notifyNewCargo(database);
         pipeline?.wake();
+        // The rows are committed: a failed NOTIFY must not answer their requests 503 (a client
+        // would load them again). Workers find them anyway, at the latest by polling.
+        await notifyNewCargo(database).catch((err: unknown) => {
+          if (!isDatabaseUnavailable(err)) logger.warn({ err }, 'could not notify workers of new cargo');
+        });
       },
       // Bounded by bytes too: a group of large bodies stays one modest transaction (and statement).
       {

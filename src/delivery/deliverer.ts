@@ -19,6 +19,7 @@ import {
 } from '../store/deliveries/claim.js';
 import { type FinishedAttempt, recordAttempts } from '../store/deliveries/record-attempts.js';
 import { GroupCommitWriter } from '../store/group-commit.js';
+import { retryThroughOutage } from '../store/outage.js';
 import { concludeAttempt, dispatch, hostAnswer } from './attempt.js';
 import type { DeliveryChannel } from './channel.js';
 import { LeaseRenewal } from './lease-renewal.js';
@@ -87,10 +88,12 @@ export class Deliverer {
   constructor(private readonly deps: DelivererDeps) {
     const { settings } = deps;
     this.slots = new DeliverySlots({ maxInFlight: settings.maxInFlight, maxPerHost: settings.maxPerHost });
-    this.recorder = new GroupCommitWriter((finished) => recordAttempts(deps.database, finished), {
-      intervalMs: 0,
-      maxRows: RECORD_GROUP,
-    });
+    // An attempt made while the database went away is recorded once it is back (within the
+    // lease), not left leased until the lease runs out and then made again.
+    this.recorder = new GroupCommitWriter(
+      (finished) => retryThroughOutage(() => recordAttempts(deps.database, finished), settings.leaseMs),
+      { intervalMs: 0, maxRows: RECORD_GROUP },
+    );
     this.leases = new LeaseRenewal({ ...deps, leaseMs: settings.leaseMs });
   }
 

@@ -2,6 +2,7 @@ import { maxHeaderSize, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type ErrorDetail, errors, type FieldError } from '../domain/errors.js';
+import { isDatabaseUnavailable } from '../store/outage.js';
 
 interface AjvError {
   instancePath: string;
@@ -52,23 +53,6 @@ export function fieldErrors(validation: AjvError[]): FieldError[] {
     }
   }
   return out;
-}
-
-/**
- * The database is restarting, failing over or out of reach: the request may be retried, so it is
- * a 503 rather than a 500 (PostgreSQL's admin-shutdown, cannot-connect and connection-failure
- * classes, a refused or reset socket, a connection the pool found terminated).
- */
-function isDatabaseUnavailable(error: { code?: string; message?: string }): boolean {
-  const code = error.code ?? '';
-  return (
-    code.startsWith('57P') ||
-    code.startsWith('08') ||
-    code === 'ECONNREFUSED' ||
-    code === 'ECONNRESET' ||
-    // pg's words for a connection that dropped under a query, or before it was handed out.
-    /^Connection terminated|connection error and is not queryable/.test(error.message ?? '')
-  );
 }
 
 function toApiError(

@@ -2,6 +2,7 @@ import { statusAfterResult } from '../domain/lifecycle.js';
 import { nextPollAt, retryBackoffMs } from '../domain/polling.js';
 import type { BatchRow } from '../store/batches/due.js';
 import { markBatchCanceled, markBatchEnded, rescheduleBatch } from '../store/batches/reschedule.js';
+import { isDatabaseUnavailable, retryThroughOutage } from '../store/outage.js';
 import { cargoAwaitingResults } from '../store/results/awaiting.js';
 import { storeResults } from '../store/results/store.js';
 import { collectResults } from './collector.js';
@@ -61,14 +62,16 @@ export async function checkBatch(ctx: PipelineContext, batch: BatchRow): Promise
     });
     return true;
   } catch (err) {
-    ctx.log.warn({ batch: batch.id, err }, 'batch check failed; will retry');
-    await rescheduleBatch(db, {
+    // A database outage is reported once by the store; the batch is given back when it is over.
+    if (!isDatabaseUnavailable(err)) ctx.log.warn({ batch: batch.id, err }, 'batch check failed; will retry');
+    const retry = {
       batchId: batch.id,
       workerId: ctx.workerId,
       now: ctx.clock.now(),
       nextCheckAt: ctx.clock.now() + retryBackoffMs(batch.attempts),
       error: err instanceof Error ? err.message : String(err),
-    });
+    };
+    await retryThroughOutage(() => rescheduleBatch(db, retry), ctx.settings.leaseMs);
     // A collection that failed part-way may have stored some results.
     return true;
   }

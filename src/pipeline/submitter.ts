@@ -3,6 +3,7 @@ import type { BatchRow } from '../store/batches/due.js';
 import { markBatchSubmitted } from '../store/batches/mark-submitted.js';
 import { batchRequests } from '../store/batches/requests.js';
 import { rescheduleBatch } from '../store/batches/reschedule.js';
+import { isDatabaseUnavailable, retryThroughOutage } from '../store/outage.js';
 import { countCargoMoves, type PipelineContext } from './context.js';
 
 /**
@@ -56,13 +57,15 @@ export async function submitBatch(ctx: PipelineContext, batch: BatchRow): Promis
     ctx.log.info({ batch: batch.id, job: jobId, requests: requestCount, padding }, 'batch submitted');
     if (marked.recorded) countCargoMoves(ctx, batch, new Map([['processing', batch.cargo_count]]));
   } catch (err) {
-    ctx.log.warn({ batch: batch.id, err }, 'batch submission failed; will retry');
-    await rescheduleBatch(ctx.database, {
+    // A database outage is reported once by the store; the batch is given back when it is over.
+    if (!isDatabaseUnavailable(err)) ctx.log.warn({ batch: batch.id, err }, 'batch submission failed; will retry');
+    const retry = {
       batchId: batch.id,
       workerId: ctx.workerId,
       nextCheckAt: ctx.clock.now() + retryBackoffMs(batch.attempts),
       now: ctx.clock.now(),
       error: err instanceof Error ? err.message : String(err),
-    });
+    };
+    await retryThroughOutage(() => rescheduleBatch(ctx.database, retry), ctx.settings.leaseMs);
   }
 }

@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
+import { type OutageEvent, OutageWatch } from './outage.js';
 import type { Schema } from './schema.js';
 import { writeThreadDialect } from './sqlite-write-thread.js';
 
@@ -26,6 +27,8 @@ export interface Database {
    * unsubscribe function.
    */
   listen?: (handlers: Record<string, () => void>) => Promise<() => Promise<void>>;
+  /** PostgreSQL only: calls the handler each time the database answers again after an outage. */
+  onRecovery?: (handler: () => void) => void;
   close(): Promise<void>;
 }
 
@@ -40,10 +43,10 @@ export interface OpenOptions {
   /** PostgreSQL only: connections in the pool. */
   poolSize?: number;
   /**
-   * PostgreSQL only: a connection failed outside any query (a restart, a failover, an idle
-   * timeout, a proxy restart). The pool replaces it; this reports it (default: stderr).
+   * PostgreSQL only: the database became unreachable (a restart, a failover, a proxy restart, a
+   * network cut), or reachable again: called once at each end of an outage (default: stderr).
    */
-  onConnectionError?: (err: Error, where: string) => void;
+  onOutage?: (event: OutageEvent) => void;
 }
 
 const PG_INT8 = 20;
@@ -86,12 +89,10 @@ function openSqlite(path: string, writeThread: boolean): Database {
 
 /** LISTEN reconnects after a lost connection with this backoff, doubling up to the cap. */
 const LISTEN_RETRY_MS = 500;
-const LISTEN_RETRY_MAX_MS = 30_000;
+const LISTEN_RETRY_MAX_MS = 5_000;
 
 function openPostgres(url: string, options: OpenOptions): Database {
-  const report =
-    options.onConnectionError ??
-    ((err: Error, where: string) => process.stderr.write(`barge: ${where}: ${err.message}\n`));
+  const report = options.onOutage ?? reportOutageToStderr;
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolSize ?? 10,
@@ -102,31 +103,51 @@ function openPostgres(url: string, options: OpenOptions): Database {
     },
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   });
+  const outage = new OutageWatch(() => pool.query('select 1'), report);
   // Without listeners, a connection dropped by the server (restart, failover, idle timeout) is an
   // unhandled 'error' event that ends the process. The pool discards a broken idle connection by
   // itself, and a query on a broken checked-out one fails (the request answers 503, the worker
-  // step retries); these only keep the event from killing the process.
-  pool.on('error', (err) => report(err, 'a pooled PostgreSQL connection failed'));
+  // step retries); the listeners keep the event from killing the process and tell the watch.
+  pool.on('error', (err) => outage.failed(err));
   pool.on('connect', (client) => {
-    client.on('error', (err) => report(err, 'a PostgreSQL connection in use failed'));
+    client.on('error', (err) => outage.failed(err));
   });
-  const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
+  // Every checkout and query goes through here, so the watch sees an outage however it shows:
+  // a refused connection, or a query on a connection that died under it.
+  const watchedPool = {
+    async connect() {
+      const client = await pool.connect().catch((err: unknown) => {
+        outage.failed(err);
+        throw err;
+      });
+      return {
+        query: ((...args: Parameters<typeof client.query>) => {
+          const result = (client.query as (...a: unknown[]) => unknown)(...args);
+          if (result instanceof Promise) result.catch((err: unknown) => outage.failed(err));
+          return result;
+        }) as typeof client.query,
+        release: (destroy?: boolean | Error) => client.release(destroy),
+      };
+    },
+    end: () => pool.end(),
+  };
+  const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: watchedPool }) });
 
   /**
    * One dedicated LISTEN connection for the given channels, which reconnects with backoff until
-   * it works, however long the outage, and reports the outage once.
+   * it works, however long the outage, and at once when the watch sees the database answer again.
    */
   const listen = async (handlers: Record<string, () => void>) => {
     const channels = Object.keys(handlers);
-    const what = `LISTEN ${channels.join(', ')}`;
     const onNotify = (message: { channel: string }) => handlers[message.channel]?.();
     // After a reconnect every listener wakes once, in case a notification was missed meanwhile.
     const wakeAll = () => {
       for (const handler of Object.values(handlers)) handler();
     };
     let client: pg.Client | null = null;
+    let connecting = false;
     let stopped = false;
-    let down = false;
+    let lostOnce = false;
     let delay = LISTEN_RETRY_MS;
     let timer: NodeJS.Timeout | null = null;
     const connect = async (): Promise<void> => {
@@ -146,33 +167,35 @@ function openPostgres(url: string, options: OpenOptions): Database {
       }
       client = next;
       delay = LISTEN_RETRY_MS;
-      if (down) {
-        down = false;
-        report(new Error('reconnected'), what);
-        wakeAll();
-      }
+      if (lostOnce) wakeAll();
     };
     const lost = (which: pg.Client, err: Error) => {
       which.end().catch(() => {});
-      if (client === which) client = null;
-      if (stopped) return;
-      if (!down) {
-        down = true;
-        report(err, `${what} lost its connection; reconnecting`);
-      }
-      retry();
+      if (client !== which) return;
+      client = null;
+      lostOnce = true;
+      outage.failed(err);
+      retry(delay);
     };
-    const retry = () => {
-      if (timer || stopped) return;
+    const retry = (after: number) => {
+      if (timer) clearTimeout(timer);
+      timer = null;
+      if (stopped || client || connecting) return;
       timer = setTimeout(() => {
         timer = null;
-        connect().catch(() => {
-          delay = Math.min(delay * 2, LISTEN_RETRY_MAX_MS);
-          retry();
-        });
-      }, delay);
+        connecting = true;
+        connect()
+          .catch(() => {
+            delay = Math.min(delay * 2, LISTEN_RETRY_MAX_MS);
+          })
+          .finally(() => {
+            connecting = false;
+            if (!client) retry(delay);
+          });
+      }, after);
       timer.unref();
     };
+    outage.onRecovery(() => retry(0));
     await connect();
     return async () => {
       stopped = true;
@@ -180,5 +203,28 @@ function openPostgres(url: string, options: OpenOptions): Database {
       await client?.end();
     };
   };
-  return { read: db, write: db, dialect: 'postgres', file: null, listen, close: () => db.destroy() };
+  return {
+    read: db,
+    write: db,
+    dialect: 'postgres',
+    file: null,
+    listen,
+    onRecovery: (handler) => outage.onRecovery(handler),
+    close: async () => {
+      outage.close();
+      await db.destroy();
+    },
+  };
+}
+
+/** Without a logger (the CLI), an outage is told on stderr, one line when it starts and one when it ends. */
+function reportOutageToStderr(event: OutageEvent): void {
+  process.stderr.write(`barge: ${outageMessage(event)}\n`);
+}
+
+/** The one wording of an outage's start and end, for every logger. */
+export function outageMessage(event: OutageEvent): string {
+  return event.state === 'down'
+    ? `database unreachable (${event.error.message}); requests answer 503 and workers retry until it answers`
+    : `database reachable again after ${(event.downMs / 1000).toFixed(1)} s`;
 }

@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import { Type } from 'typebox';
 import { errors } from '../../domain/errors.js';
 import type { Database } from '../../store/database.js';
+import { isDatabaseUnavailable } from '../../store/outage.js';
 import { sendApiError } from '../errors.js';
 
 const Ok = Type.Object({ status: Type.Literal('ok') }, { examples: [{ status: 'ok' }] });
@@ -36,7 +37,8 @@ export function registerHealth(app: FastifyInstance, deps: { database: Database 
         await sql`select 1`.execute(deps.database.read);
         return { status: 'ok' as const };
       } catch (err) {
-        request.log.warn({ err }, 'readiness check failed');
+        // An outage is logged once by the store, not on every probe of a load balancer.
+        if (!isDatabaseUnavailable(err)) request.log.warn({ err }, 'readiness check failed');
         return sendApiError(reply, errors.databaseUnreachable());
       }
     },
