@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import type { Clock } from '../domain/clock.js';
 import { errors } from '../domain/errors.js';
 import type { Database } from '../store/database.js';
+import { isDatabaseUnavailable } from '../store/outage.js';
 import { addRateLimitHits, deleteRateLimitWindowsBefore } from '../store/rate-limits.js';
 
 type IncrCallback = (err: Error | null, result?: { current: number; ttl: number }) => void;
@@ -137,9 +138,10 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
   // Redis out of reach lets requests through (logged) rather than failing every one of them.
   if (shared.kind === 'redis') store = { redis: shared.redis, nameSpace: 'barge-rate-limit-', skipOnError: true };
   if (shared.kind === 'database') {
-    const windows = new SyncedWindows(options.database, options.clock, (err) =>
-      app.log.warn({ err }, 'could not sync rate-limit counts'),
-    );
+    // An outage is reported once by the store; the counts are added again at the next sync.
+    const windows = new SyncedWindows(options.database, options.clock, (err) => {
+      if (!isDatabaseUnavailable(err)) app.log.warn({ err }, 'could not sync rate-limit counts');
+    });
     app.addHook('onClose', async () => {
       windows.close();
       await windows.sync(options.windowMs).catch(() => {});
