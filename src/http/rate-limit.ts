@@ -16,8 +16,9 @@ interface Window {
   start: number;
   /** The window's total across processes, as of the last sync. */
   known: number;
-  /** Hits this process counted since then. */
-  pending: number;
+  /** Hits this process counted in the window, and how many of them the last sync added. */
+  local: number;
+  sent: number;
   /** When `known` was last learned (performance.now()). */
   syncedAt: number;
 }
@@ -49,39 +50,39 @@ export class SyncedWindows {
     const start = now - (now % windowMs);
     let window = this.windows.get(key);
     if (!window || window.start !== start) {
-      window = { start, known: 0, pending: 0, syncedAt: Number.NEGATIVE_INFINITY };
+      window = { start, known: 0, local: 0, sent: 0, syncedAt: Number.NEGATIVE_INFINITY };
       this.windows.set(key, window);
     }
-    window.pending++;
+    // This hit's place among this process's: hits counted after it do not count against it.
+    const place = ++window.local;
     this.schedule(windowMs);
     for (let tries = 0; performance.now() - window.syncedAt >= RATE_LIMIT_SYNC_MS && tries < 2; tries++) {
       await (this.syncing ?? this.sync(windowMs));
     }
-    return { current: window.known + window.pending, ttl: start + windowMs - now };
+    return { current: window.known + place - window.sent, ttl: start + windowMs - now };
   }
 
   /** Adds every pending count now (and waits for a sync in flight). */
   async sync(windowMs: number): Promise<void> {
     if (this.syncing) await this.syncing;
-    const sent = [...this.windows].filter(([, w]) => w.pending > 0);
-    if (sent.length === 0) return;
-    const counts = sent.map(([key, w]) => ({ key, windowStart: w.start, hits: w.pending }));
-    for (const [, w] of sent) w.pending = 0;
+    const sending = [...this.windows]
+      .filter(([, w]) => w.local > w.sent)
+      .map(([key, w]) => ({ key, w, upTo: w.local }));
+    if (sending.length === 0) return;
+    const counts = sending.map(({ key, w, upTo }) => ({ key, windowStart: w.start, hits: upTo - w.sent }));
     this.syncing = (async () => {
       try {
         const asOf = performance.now();
-        for (const total of await addRateLimitHits(this.database, counts)) {
-          const window = this.windows.get(total.key);
-          if (window?.start !== total.windowStart) continue;
-          window.known = Math.max(window.known, total.hits);
-          window.syncedAt = asOf;
+        const totals = new Map((await addRateLimitHits(this.database, counts)).map((t) => [t.key, t.hits]));
+        for (const { key, w, upTo } of sending) {
+          const total = totals.get(key);
+          if (total === undefined) continue;
+          w.sent = upTo;
+          w.known = Math.max(w.known, total);
+          w.syncedAt = asOf;
         }
       } catch (err) {
-        // Not lost: counted again at the next sync.
-        for (const { key, windowStart, hits } of counts) {
-          const window = this.windows.get(key);
-          if (window?.start === windowStart) window.pending += hits;
-        }
+        // Not lost: what was not added is sent again at the next sync.
         this.onError(err);
       }
       this.sweep(windowMs);
@@ -103,7 +104,7 @@ export class SyncedWindows {
     this.timer = setTimeout(() => {
       this.timer = null;
       void this.sync(windowMs).then(() => {
-        if ([...this.windows.values()].some((w) => w.pending > 0)) this.schedule(windowMs);
+        if ([...this.windows.values()].some((w) => w.local > w.sent)) this.schedule(windowMs);
       });
     }, RATE_LIMIT_SYNC_MS);
     this.timer.unref();
@@ -113,7 +114,7 @@ export class SyncedWindows {
   private sweep(windowMs: number): void {
     const now = this.clock.now();
     const current = now - (now % windowMs);
-    for (const [key, w] of this.windows) if (w.start < current && w.pending === 0) this.windows.delete(key);
+    for (const [key, w] of this.windows) if (w.start < current && w.local === w.sent) this.windows.delete(key);
     if (now - this.lastSweep > windowMs) {
       this.lastSweep = now;
       deleteRateLimitWindowsBefore(this.database, current - windowMs).catch(this.onError);

@@ -82,7 +82,10 @@ port.on('message', (/** @type {Query | 'close'} */ message) => {
   }
   /** @type {Reply} */
   let reply;
-  let readonly = false;
+  // Whether the statement changed the database: SQLite calls COMMIT read-only, so the end of a
+  // transaction counts as a write too.
+  let readonly = true;
+  const inTransaction = db.inTransaction;
   try {
     const statement = prepared(message.sql);
     readonly = statement.readonly;
@@ -97,5 +100,5 @@ port.on('message', (/** @type {Query | 'close'} */ message) => {
     reply = { id: message.id, error: { message: String(e.message ?? err), code: e.code } };
   }
   port.postMessage(reply);
-  if (!readonly) wrote();
+  if (!readonly || (inTransaction && !db.inTransaction)) wrote();
 });
