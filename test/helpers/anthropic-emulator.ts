@@ -19,6 +19,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import {
+  EXTRA_FIELD,
   estimateTokens,
   HttpError,
   type ProviderDialect,
@@ -31,8 +32,6 @@ import {
 } from './emulator-http.js';
 
 export const ANTHROPIC_VERSIONS = ['2023-01-01', '2023-06-01', '2026-10-21'] as const;
-/** An unknown field on every object, so tests can check nothing drops fields it does not know. */
-export const EXTRA_FIELD = { future_field: { added_by: 'emulator' } } as const;
 
 export interface BatchRequest {
   custom_id: string;

@@ -39,10 +39,11 @@ export class HttpError extends Error {
   }
 }
 
-/** A JSON answer, or a streamed one (lines written with backpressure). */
+/** A JSON answer, a streamed one (lines written with backpressure), or a stored file's bytes. */
 export type Reply =
   | { status?: number; json: unknown; headers?: Record<string, string> }
-  | { status?: number; lines: Iterable<string>; contentType: string; headers?: Record<string, string> };
+  | { status?: number; lines: Iterable<string>; contentType: string; headers?: Record<string, string> }
+  | { status?: number; bytes: Buffer; contentType: string; headers?: Record<string, string> };
 
 export interface RouteContext {
   method: string;
@@ -258,7 +259,8 @@ export async function startEmulatorServer(dialect: ProviderDialect, routes: Rout
           'content-type': reply.contentType,
           ...reply.headers,
         });
-        await streamLines(res, reply.lines);
+        if ('bytes' in reply) res.end(reply.bytes);
+        else await streamLines(res, reply.lines);
       }
     } catch (err) {
       if (!(err instanceof HttpError)) throw err;
@@ -415,6 +417,9 @@ export function randomId(prefix: string, length: number, alphabet: 'base62' | 'h
 export function estimateTokens(value: unknown): number {
   return Math.max(1, Math.ceil(JSON.stringify(value ?? '').length / 4));
 }
+
+/** An unknown field on every object, so tests can check nothing drops fields it does not know. */
+export const EXTRA_FIELD = { future_field: { added_by: 'emulator' } } as const;
 
 /** The reply text every emulated model writes, and its token count when not cut by max tokens. */
 export const REPLY_WORDS = 'This is an emulated reply from the provider emulator used in tests.'.split(' ');

@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
-import { type AnthropicEmulator, EXTRA_FIELD, startAnthropicEmulator } from '../helpers/anthropic-emulator.js';
+import { type AnthropicEmulator, startAnthropicEmulator } from '../helpers/anthropic-emulator.js';
+import { EXTRA_FIELD } from '../helpers/emulator-http.js';
 import { eventually } from '../helpers/wait.js';
 
 // barge pins this version (decisions.md); the SDK's own default is 2026-10-21.
