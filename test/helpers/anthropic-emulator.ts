@@ -260,7 +260,11 @@ export async function startAnthropicEmulator(options: AnthropicEmulatorOptions =
       handle: ({ params: [id] }) => {
         const batch = find(id as string);
         if (!batch.results) throw error(404, `results of message_batch ${batch.id} are not available yet`);
-        const lines = shuffled(batch.results, random).map((line) => JSON.stringify(line));
+        const order = shuffled(batch.results, random);
+        // Serialized while streaming, so 100,000 results are never all held as text at once.
+        const lines = (function* () {
+          for (const line of order) yield JSON.stringify(line);
+        })();
         return { lines, contentType: 'application/x-jsonl' };
       },
     },

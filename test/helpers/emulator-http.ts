@@ -5,8 +5,6 @@
  * answer 429/5xx, a create held open until released, 404 for a new batch's first reads), JSONL
  * streaming with backpressure, seeded shuffling and provider-style ids.
  */
-import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -237,18 +235,23 @@ export async function startEmulatorServer(dialect: ProviderDialect, routes: Rout
         body: entry.body,
       };
       const hold = faults.takeHold(method, url.pathname);
-      let reply: Reply;
       if (hold?.apply === 'on-release') {
         hold.arrived();
         await hold.released;
-        reply = await route.handle(ctx);
-      } else {
-        reply = await route.handle(ctx);
-        if (hold) {
-          hold.arrived();
-          await hold.released;
-        }
       }
+      // A refused call is held too: a test waiting for `arrived` must not hang.
+      let reply: Reply | HttpError;
+      try {
+        reply = await route.handle(ctx);
+      } catch (err) {
+        if (!(err instanceof HttpError)) throw err;
+        reply = err;
+      }
+      if (hold?.apply === 'on-arrival') {
+        hold.arrived();
+        await hold.released;
+      }
+      if (reply instanceof HttpError) throw reply;
       if (res.destroyed) return; // the client went away while the call was held
       if ('json' in reply) {
         answer(reply.status ?? 200, reply.json, reply.headers);
@@ -359,12 +362,24 @@ async function streamLines(res: ServerResponse, lines: Iterable<string>): Promis
   for (const line of lines) {
     chunk += `${line}\n`;
     if (chunk.length >= 65536) {
-      if (!res.write(chunk)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+      if (!res.write(chunk)) await drainedOrClosed(res);
       if (res.destroyed) return;
       chunk = '';
     }
   }
   res.end(chunk);
+}
+
+function drainedOrClosed(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }
 
 /** Splits a JSONL text into its lines, without the empty one after a final newline. */
@@ -396,20 +411,19 @@ export function shuffled<T>(items: readonly T[], random: () => number): T[] {
   return copy;
 }
 
-const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+const ALPHABETS = {
+  base62: 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789',
+  hex: '0123456789abcdef',
+};
 
-/** A random id in a provider's style, e.g. `msgbatch_01` + 22 base-62 characters. */
-export function randomId(prefix: string, length: number, alphabet: 'base62' | 'hex' = 'base62'): string {
-  if (alphabet === 'hex')
-    return (
-      prefix +
-      randomBytes(Math.ceil(length / 2))
-        .toString('hex')
-        .slice(0, length)
-    );
-  const bytes = randomBytes(length);
+/**
+ * A random id in a provider's style, e.g. `msgbatch_01` + 22 base-62 characters. Math.random, not
+ * crypto: ids only need to differ, and crypto per id was the emulators' main cost at 100,000 results.
+ */
+export function randomId(prefix: string, length: number, alphabet: keyof typeof ALPHABETS = 'base62'): string {
+  const chars = ALPHABETS[alphabet];
   let id = prefix;
-  for (const byte of bytes) id += BASE62[byte % BASE62.length];
+  for (let i = 0; i < length; i++) id += chars[Math.floor(Math.random() * chars.length)];
   return id;
 }
 
