@@ -8,6 +8,7 @@ import type { Clock } from '../domain/clock.js';
 import type { Logger } from '../ports.js';
 import type { Database } from '../store/database.js';
 import { extendDeliveryLeases } from '../store/deliveries/claim.js';
+import { isDatabaseUnavailable } from '../store/outage.js';
 
 export interface LeaseRenewalDeps {
   database: Database;
@@ -54,7 +55,10 @@ export class LeaseRenewal {
     if (this.renewing !== null || this.held.size === 0) return;
     const { database, clock, workerId, leaseMs, log } = this.deps;
     this.renewing = extendDeliveryLeases(database.write, workerId, [...this.held], clock.now() + leaseMs)
-      .catch((err: unknown) => log.error({ err }, 'could not renew delivery leases'))
+      // An outage is reported once by the store; the next renewal tries again.
+      .catch((err: unknown) => {
+        if (!isDatabaseUnavailable(err)) log.error({ err }, 'could not renew delivery leases');
+      })
       .finally(() => {
         this.renewing = null;
       });

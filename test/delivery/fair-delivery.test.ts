@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { createProjectWithKey, mockBody } from '../helpers/app.js';
-import { backends, type TestDatabase } from '../helpers/backends.js';
+import { backends } from '../helpers/backends.js';
+import { serveHarness } from '../helpers/harness.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { assertBuildIsFresh, BargeProcess, loadOverHttp } from '../helpers/serve.js';
+import { type BargeProcess, loadOverHttp } from '../helpers/serve.js';
 import { freePort, sleep, waitFor } from '../helpers/wait.js';
 
 /**
@@ -20,22 +21,12 @@ const LEASE_MS = 2000;
 
 for (const backend of await backends({ childProcesses: true })) {
   describe(`fair delivery against hanging receivers on ${backend.name}`, () => {
-    let db: TestDatabase;
-    const children: BargeProcess[] = [];
-
-    before(async () => {
-      assertBuildIsFresh();
-      db = await backend.create();
-    });
-    after(async () => {
-      for (const child of children) if (child.alive) await child.stop('SIGKILL');
-      await db.drop();
-    });
+    const h = serveHarness(backend);
 
     async function serve(env: Record<string, string>): Promise<{ child: BargeProcess; url: string }> {
       const port = await freePort();
-      const child = new BargeProcess(['serve', '--role', 'all', '--json'], {
-        BARGE_DATABASE_URL: db.url,
+      const child = h.spawn(['serve', '--role', 'all', '--json'], {
+        BARGE_DATABASE_URL: h.db.url,
         BARGE_ENV: 'production',
         BARGE_ALLOW_PRIVATE_CALLBACKS: 'true',
         BARGE_LOG_LEVEL: 'warn',
@@ -45,7 +36,6 @@ for (const backend of await backends({ childProcesses: true })) {
         HOST: '127.0.0.1',
         ...env,
       });
-      children.push(child);
       const started = await child.started();
       return { child, url: started.url as string };
     }
@@ -62,8 +52,8 @@ for (const backend of await backends({ childProcesses: true })) {
         BARGE_WEBHOOK_TIMEOUT_MS: '20000',
       });
       try {
-        const attacker = await createProjectWithKey(db.database);
-        const victim = await createProjectWithKey(db.database);
+        const attacker = await createProjectWithKey(h.db.database);
+        const victim = await createProjectWithKey(h.db.database);
         for (let i = 0; i < 16; i++) await load(url, attacker.key, `${tarpits[i % 8]?.url}/hang`);
         const held = () => tarpits.reduce((n, t) => n + t.received.length, 0);
         // The attacker's attempts hold what they may, and keep holding it.
@@ -100,7 +90,7 @@ for (const backend of await backends({ childProcesses: true })) {
       const env = { BARGE_LEASE_MS: String(LEASE_MS), BARGE_WEBHOOK_TIMEOUT_MS: '30000' };
       let worker = await serve(env);
       try {
-        const { key } = await createProjectWithKey(db.database);
+        const { key } = await createProjectWithKey(h.db.database);
         await load(worker.url, key, `${hanging.url}/hang`);
         await waitFor(
           'the first attempt',

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { createProjectWithKey, mockBody } from '../helpers/app.js';
-import { backends, type TestDatabase } from '../helpers/backends.js';
+import { backends } from '../helpers/backends.js';
+import { serveHarness } from '../helpers/harness.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { assertBuildIsFresh, BargeProcess, loadOverHttp } from '../helpers/serve.js';
+import { type BargeProcess, loadOverHttp } from '../helpers/serve.js';
 import { freePort, waitFor } from '../helpers/wait.js';
 
 /**
@@ -17,22 +18,12 @@ const DELAYS = [200, 200, 200, 200, 200];
 
 for (const backend of await backends({ childProcesses: true })) {
   describe(`webhook retries on time on ${backend.name}`, () => {
-    let db: TestDatabase;
-    const children: BargeProcess[] = [];
-
-    before(async () => {
-      assertBuildIsFresh();
-      db = await backend.create();
-    });
-    after(async () => {
-      for (const child of children) if (child.alive) await child.stop('SIGKILL');
-      await db.drop();
-    });
+    const h = serveHarness(backend);
 
     async function serve(delays = DELAYS): Promise<{ child: BargeProcess; url: string }> {
       const port = await freePort();
-      const child = new BargeProcess(['serve', '--role', 'all', '--json'], {
-        BARGE_DATABASE_URL: db.url,
+      const child = h.spawn(['serve', '--role', 'all', '--json'], {
+        BARGE_DATABASE_URL: h.db.url,
         BARGE_ENV: 'production',
         BARGE_ALLOW_PRIVATE_CALLBACKS: 'true',
         BARGE_LOG_LEVEL: 'warn',
@@ -42,7 +33,6 @@ for (const backend of await backends({ childProcesses: true })) {
         PORT: String(port),
         HOST: '127.0.0.1',
       });
-      children.push(child);
       const started = await child.started();
       return { child, url: started.url as string };
     }
@@ -59,7 +49,7 @@ for (const backend of await backends({ childProcesses: true })) {
       const receiver = await startReceiver((_r, _i, res) => res.writeHead(500).end('no'));
       const { child, url } = await serve();
       try {
-        const { key } = await createProjectWithKey(db.database);
+        const { key } = await createProjectWithKey(h.db.database);
         const cargoId = await load(url, key, `${receiver.url}/hook`);
         await waitFor(
           '6 POSTs',
@@ -93,10 +83,10 @@ for (const backend of await backends({ childProcesses: true })) {
       const delays = [200, 1500, 200, 200, 200];
       let first = await serve(delays);
       try {
-        const { key } = await createProjectWithKey(db.database);
+        const { key } = await createProjectWithKey(h.db.database);
         const cargoId = await load(first.url, key, `${receiver.url}/hook`);
         const recorded = () =>
-          db.database.read
+          h.db.database.read
             .selectFrom('delivery_attempts as a')
             .innerJoin('deliveries as d', 'd.id', 'a.delivery_id')
             .select('a.started_at')

@@ -5,6 +5,7 @@ import type { Service } from '../../src/service.js';
 import { startTestApp, type TestApp } from './app.js';
 import type { Backend, TestDatabase } from './backends.js';
 import { testWorker } from './pipeline.js';
+import { assertBuildIsFresh, BargeProcess } from './serve.js';
 
 /**
  * One suite's service over one backend, with its own setup and teardown: called inside a
@@ -52,6 +53,40 @@ export function harness(backend: Backend, options: { clock?: Clock; config?: Par
       });
       workers.push(made.worker);
       return made;
+    },
+  };
+}
+
+/**
+ * A suite of `barge serve` children over one backend: registers a `before` that checks the build
+ * is fresh and makes a database, and an `after` that kills every child made with `spawn` and drops
+ * the database.
+ */
+export interface ServeHarness {
+  readonly db: TestDatabase;
+  spawn(args: string[], env: Record<string, string>): BargeProcess;
+}
+
+export function serveHarness(backend: Backend): ServeHarness {
+  let db: TestDatabase | undefined;
+  const children: BargeProcess[] = [];
+  before(async () => {
+    assertBuildIsFresh();
+    db = await backend.create();
+  });
+  after(async () => {
+    for (const child of children.splice(0)) if (child.alive) await child.stop('SIGKILL');
+    await db?.drop();
+  });
+  return {
+    get db() {
+      if (db === undefined) throw new Error('the harness is used before its suite started');
+      return db;
+    },
+    spawn(args, env) {
+      const child = new BargeProcess(args, env);
+      children.push(child);
+      return child;
     },
   };
 }

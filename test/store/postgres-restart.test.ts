@@ -54,6 +54,10 @@ if (await privatePostgresAvailable()) {
         BARGE_MOCK_LATENCY_MS: '0',
         BARGE_BATCH_MAX_WAIT_MS: '0',
         BARGE_KEY_CACHE_TTL_MS: '0',
+        // A claim whose commit the server made but whose answer the restart cut off (or a step
+        // stuck on a connection the restart killed) is taken over when its lease lapses, as
+        // docs/security.md says; a short lease lets the test see that within its wait.
+        BARGE_LEASE_MS: '5000',
         PGAPPNAME: appName,
         HOST: '127.0.0.1',
       };
