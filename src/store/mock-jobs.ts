@@ -1,19 +1,24 @@
 import type { Database } from './database.js';
 import type { MockJobsTable } from './schema.js';
 
-/** svc-mock's job storage. Inserting the same batch id twice keeps the first job (idempotent submit). */
+/**
+ * svc-mock's job storage. Inserting the same batch id twice keeps the first job (idempotent
+ * submit): in one transaction, so the job is read back in the snapshot it was (not) inserted in.
+ */
 export async function insertMockJob(database: Database, job: MockJobsTable): Promise<string> {
-  await database.write
-    .insertInto('mock_jobs')
-    .values(job)
-    .onConflict((oc) => oc.column('batch_id').doNothing())
-    .execute();
-  const row = await database.write
-    .selectFrom('mock_jobs')
-    .select('id')
-    .where('batch_id', '=', job.batch_id)
-    .executeTakeFirstOrThrow();
-  return row.id;
+  return database.write.transaction().execute(async (tx) => {
+    await tx
+      .insertInto('mock_jobs')
+      .values(job)
+      .onConflict((oc) => oc.column('batch_id').doNothing())
+      .execute();
+    const row = await tx
+      .selectFrom('mock_jobs')
+      .select('id')
+      .where('batch_id', '=', job.batch_id)
+      .executeTakeFirstOrThrow();
+    return row.id;
+  });
 }
 
 export async function findMockJob(database: Database, jobId: string): Promise<MockJobsTable | undefined> {

@@ -4,8 +4,8 @@ import { createProjectWithKey, mockBody } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { serveHarness } from '../helpers/harness.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { type BargeProcess, loadOverHttp } from '../helpers/serve.js';
-import { freePort, sleep, waitFor } from '../helpers/wait.js';
+import { loadOverHttp } from '../helpers/serve.js';
+import { sleep, waitFor } from '../helpers/wait.js';
 
 /**
  * Deliveries against hostile receivers, with real `barge serve` children and real time:
@@ -23,22 +23,7 @@ for (const backend of await backends({ childProcesses: true })) {
   describe(`fair delivery against hanging receivers on ${backend.name}`, () => {
     const h = serveHarness(backend);
 
-    async function serve(env: Record<string, string>): Promise<{ child: BargeProcess; url: string }> {
-      const port = await freePort();
-      const child = h.spawn(['serve', '--role', 'all', '--json'], {
-        BARGE_DATABASE_URL: h.db.url,
-        BARGE_ENV: 'production',
-        BARGE_ALLOW_PRIVATE_CALLBACKS: 'true',
-        BARGE_LOG_LEVEL: 'warn',
-        BARGE_MOCK_LATENCY_MS: '0',
-        BARGE_BATCH_MAX_WAIT_MS: '0',
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        ...env,
-      });
-      const started = await child.started();
-      return { child, url: started.url as string };
-    }
+    const serve = (env: Record<string, string>) => h.serveAll(env);
 
     const load = (url: string, key: string, callbackUrl: string) =>
       loadOverHttp(url, key, mockBody('fair delivery', { callback_url: callbackUrl }));

@@ -4,8 +4,8 @@ import { createProjectWithKey, mockBody } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { serveHarness } from '../helpers/harness.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { type BargeProcess, loadOverHttp } from '../helpers/serve.js';
-import { freePort, waitFor } from '../helpers/wait.js';
+import { loadOverHttp } from '../helpers/serve.js';
+import { waitFor } from '../helpers/wait.js';
 
 /**
  * Retry timing with real time, against a real `barge serve` child: with 200 ms retry delays and a
@@ -20,22 +20,7 @@ for (const backend of await backends({ childProcesses: true })) {
   describe(`webhook retries on time on ${backend.name}`, () => {
     const h = serveHarness(backend);
 
-    async function serve(delays = DELAYS): Promise<{ child: BargeProcess; url: string }> {
-      const port = await freePort();
-      const child = h.spawn(['serve', '--role', 'all', '--json'], {
-        BARGE_DATABASE_URL: h.db.url,
-        BARGE_ENV: 'production',
-        BARGE_ALLOW_PRIVATE_CALLBACKS: 'true',
-        BARGE_LOG_LEVEL: 'warn',
-        BARGE_MOCK_LATENCY_MS: '0',
-        BARGE_BATCH_MAX_WAIT_MS: '0',
-        BARGE_WEBHOOK_RETRY_DELAYS_MS: delays.join(','),
-        PORT: String(port),
-        HOST: '127.0.0.1',
-      });
-      const started = await child.started();
-      return { child, url: started.url as string };
-    }
+    const serve = (delays = DELAYS) => h.serveAll({ BARGE_WEBHOOK_RETRY_DELAYS_MS: delays.join(',') });
 
     const load = (url: string, key: string, callbackUrl: string) =>
       loadOverHttp(url, key, mockBody('retry timing', { callback_url: callbackUrl }));

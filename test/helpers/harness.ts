@@ -6,6 +6,7 @@ import { startTestApp, type TestApp } from './app.js';
 import type { Backend, TestDatabase } from './backends.js';
 import { testWorker } from './pipeline.js';
 import { assertBuildIsFresh, BargeProcess } from './serve.js';
+import { freePort } from './wait.js';
 
 /**
  * One suite's service over one backend, with its own setup and teardown: called inside a
@@ -65,6 +66,11 @@ export function harness(backend: Backend, options: { clock?: Clock; config?: Par
 export interface ServeHarness {
   readonly db: TestDatabase;
   spawn(args: string[], env: Record<string, string>): BargeProcess;
+  /**
+   * `barge serve --role all` on a free loopback port over the suite's database, in production
+   * mode with private callbacks allowed and svc-mock answering at once; `env` adds or overrides.
+   */
+  serveAll(env?: Record<string, string>): Promise<{ child: BargeProcess; url: string }>;
 }
 
 export function serveHarness(backend: Backend): ServeHarness {
@@ -78,15 +84,32 @@ export function serveHarness(backend: Backend): ServeHarness {
     for (const child of children.splice(0)) if (child.alive) await child.stop('SIGKILL');
     await db?.drop();
   });
-  return {
+  const spawn = (args: string[], env: Record<string, string>) => {
+    const child = new BargeProcess(args, env);
+    children.push(child);
+    return child;
+  };
+  const harness: ServeHarness = {
     get db() {
       if (db === undefined) throw new Error('the harness is used before its suite started');
       return db;
     },
-    spawn(args, env) {
-      const child = new BargeProcess(args, env);
-      children.push(child);
-      return child;
+    spawn,
+    async serveAll(env = {}) {
+      const child = spawn(['serve', '--role', 'all', '--json'], {
+        BARGE_DATABASE_URL: harness.db.url,
+        BARGE_ENV: 'production',
+        BARGE_ALLOW_PRIVATE_CALLBACKS: 'true',
+        BARGE_LOG_LEVEL: 'warn',
+        BARGE_MOCK_LATENCY_MS: '0',
+        BARGE_BATCH_MAX_WAIT_MS: '0',
+        PORT: String(await freePort()),
+        HOST: '127.0.0.1',
+        ...env,
+      });
+      const started = await child.started();
+      return { child, url: started.url as string };
     },
   };
+  return harness;
 }

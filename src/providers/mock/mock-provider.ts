@@ -67,8 +67,6 @@ export class MockProvider implements Provider {
       ends_at: now + this.options.latencyMs,
       canceled_at: null,
     };
-    // In a transaction, so the job of a batch submitted twice is read back in the same snapshot it
-    // was (not) inserted in.
     const jobId = await insertMockJob(this.database, job);
     if (now >= this.nextCleanupAt) {
       this.nextCleanupAt = now + CLEANUP_EVERY_MS;
