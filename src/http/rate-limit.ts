@@ -41,13 +41,14 @@ export class SyncedWindows {
   constructor(
     private readonly database: Database,
     private readonly clock: Clock,
+    private readonly windowMs: number,
     private readonly onError: (err: unknown) => void,
   ) {}
 
   /** Counts a hit; the window's total as this process knows it, and ms until the window ends. */
-  async hit(key: string, windowMs: number): Promise<{ current: number; ttl: number }> {
+  async hit(key: string): Promise<{ current: number; ttl: number }> {
     const now = this.clock.now();
-    const start = now - (now % windowMs);
+    const start = now - (now % this.windowMs);
     let window = this.windows.get(key);
     if (!window || window.start !== start) {
       window = { start, known: 0, local: 0, sent: 0, syncedAt: Number.NEGATIVE_INFINITY };
@@ -55,16 +56,17 @@ export class SyncedWindows {
     }
     // This hit's place among this process's: hits counted after it do not count against it.
     const place = ++window.local;
-    this.schedule(windowMs);
+    this.schedule();
     for (let tries = 0; performance.now() - window.syncedAt >= RATE_LIMIT_SYNC_MS && tries < 2; tries++) {
-      await (this.syncing ?? this.sync(windowMs));
+      await (this.syncing ?? this.sync());
     }
-    return { current: window.known + place - window.sent, ttl: start + windowMs - now };
+    return { current: window.known + place - window.sent, ttl: start + this.windowMs - now };
   }
 
   /** Adds every pending count now (and waits for a sync in flight). */
-  async sync(windowMs: number): Promise<void> {
-    if (this.syncing) await this.syncing;
+  async sync(): Promise<void> {
+    // One sync at a time: a second one started meanwhile would send the same counts again.
+    while (this.syncing) await this.syncing;
     const sending = [...this.windows]
       .filter(([, w]) => w.local > w.sent)
       .map(([key, w]) => ({ key, w, upTo: w.local }));
@@ -85,7 +87,7 @@ export class SyncedWindows {
         // Not lost: what was not added is sent again at the next sync.
         this.onError(err);
       }
-      this.sweep(windowMs);
+      this.sweep();
     })();
     try {
       await this.syncing;
@@ -99,19 +101,20 @@ export class SyncedWindows {
     this.timer = null;
   }
 
-  private schedule(windowMs: number): void {
+  private schedule(): void {
     if (this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = null;
-      void this.sync(windowMs).then(() => {
-        if ([...this.windows.values()].some((w) => w.local > w.sent)) this.schedule(windowMs);
+      void this.sync().then(() => {
+        if ([...this.windows.values()].some((w) => w.local > w.sent)) this.schedule();
       });
     }, RATE_LIMIT_SYNC_MS);
     this.timer.unref();
   }
 
   /** Forgets windows that ended, here and (once a window) in the database. */
-  private sweep(windowMs: number): void {
+  private sweep(): void {
+    const { windowMs } = this;
     const now = this.clock.now();
     const current = now - (now % windowMs);
     for (const [key, w] of this.windows) if (w.start < current && w.local === w.sent) this.windows.delete(key);
@@ -140,17 +143,17 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
   if (shared.kind === 'redis') store = { redis: shared.redis, nameSpace: 'barge-rate-limit-', skipOnError: true };
   if (shared.kind === 'database') {
     // An outage is reported once by the store; the counts are added again at the next sync.
-    const windows = new SyncedWindows(options.database, options.clock, (err) => {
+    const windows = new SyncedWindows(options.database, options.clock, options.windowMs, (err) => {
       if (!isDatabaseUnavailable(err)) app.log.warn({ err }, 'could not sync rate-limit counts');
     });
     app.addHook('onClose', async () => {
       windows.close();
-      await windows.sync(options.windowMs).catch(() => {});
+      await windows.sync().catch(() => {});
     });
     store = {
       store: class {
-        incr(key: string, callback: IncrCallback, timeWindow: number): void {
-          windows.hit(key, timeWindow).then(
+        incr(key: string, callback: IncrCallback): void {
+          windows.hit(key).then(
             (result) => callback(null, result),
             (err: Error) => callback(err),
           );
