@@ -14,6 +14,7 @@ import { prometheusMetrics } from './metrics/prometheus.js';
 import { withProviderMetrics } from './metrics/provider-metrics.js';
 import { registerQueueGauges } from './metrics/queue-gauges.js';
 import { ByteBudget, DEFAULT_BUDGET_BYTES } from './pipeline/byte-budget.js';
+import { countCargoMoves } from './pipeline/context.js';
 import { newWorkerId, PipelineWorker } from './pipeline/worker.js';
 import { type Metrics, noMetrics } from './ports.js';
 import type { Provider } from './providers/provider.js';
@@ -337,14 +338,12 @@ async function createDevelopmentProject(
 
 /** Accepted cargo, counted by the provider and model routing chose. */
 function countAccepted(metrics: Metrics, rows: NewCargo[]): void {
-  const byModel = new Map<string, { provider: string; model: string; n: number }>();
+  const byRoute = new Map<string, { route: NewCargo; n: number }>();
   for (const row of rows) {
     const key = `${row.provider}\u0000${row.provider_model}`;
-    const entry = byModel.get(key);
-    if (entry) entry.n++;
-    else byModel.set(key, { provider: row.provider, model: row.provider_model, n: 1 });
+    const entry = byRoute.get(key) ?? { route: row, n: 0 };
+    entry.n++;
+    byRoute.set(key, entry);
   }
-  for (const { provider, model, n } of byModel.values()) {
-    metrics.count('barge_cargo_moves_total', { status: 'pending', provider, model }, n);
-  }
+  for (const { route, n } of byRoute.values()) countCargoMoves(metrics, route, new Map([['pending', n]]));
 }

@@ -1,7 +1,7 @@
 import { newId } from '../domain/ids.js';
 import { formBatch } from '../store/batches/form.js';
 import { pendingGroups } from '../store/batches/pending-groups.js';
-import type { PipelineContext } from './context.js';
+import { countCargoMoves, type PipelineContext } from './context.js';
 
 export interface BatcherPass {
   formed: number;
@@ -44,10 +44,10 @@ export async function formDueBatches(ctx: PipelineContext): Promise<BatcherPass>
     if (batch) {
       formed++;
       ctx.metrics.count('barge_batches_formed_total', { provider: group.provider, model: group.providerModel });
-      ctx.metrics.count(
-        'barge_cargo_moves_total',
-        { status: 'batched', provider: group.provider, model: group.providerModel },
-        batch.cargoCount,
+      countCargoMoves(
+        ctx.metrics,
+        { provider: group.provider, provider_model: group.providerModel },
+        new Map([['batched', batch.cargoCount]]),
       );
       ctx.log.info({ batch: batch.batchId, cargo: batch.cargoCount, requests: batch.requestCount }, 'batch formed');
     } else if (nextDueAt === null || dueAt < nextDueAt) {

@@ -65,7 +65,7 @@ async function collect(
   let leaseUntil = batch.locked_until ?? 0;
   const lease = { batchId: batch.id, workerId: ctx.workerId };
   const writer = new ChunkWriter(async (results, records) => {
-    countCargoMoves(ctx, batch, await storeResults(ctx.database, lease, results, ctx.clock.now()));
+    countCargoMoves(ctx.metrics, batch, await storeResults(ctx.database, lease, results, ctx.clock.now()));
     await stageRecordResults(ctx.database, lease, records);
     // Long collections keep their lease alive; losing it means another worker took over. Until
     // half of it has run no other worker can take the batch, so the extension (a commit of its

@@ -33,13 +33,16 @@ export interface PipelineContext {
   budgets: { submissions: ByteBudget; collections: ByteBudget };
 }
 
-/** Cargo a step moved, counted by status, provider and model (`barge_cargo_moves_total`). */
+/**
+ * Cargo that moved, counted by status, provider and model (`barge_cargo_moves_total`): the one
+ * place that names the counter, for the API's accepted cargo and each pipeline step.
+ */
 export function countCargoMoves(
-  ctx: PipelineContext,
-  batch: { provider: string; provider_model: string },
+  metrics: Metrics,
+  route: { provider: string; provider_model: string },
   movedTo: Map<string, number>,
 ): void {
   for (const [status, n] of movedTo) {
-    ctx.metrics.count('barge_cargo_moves_total', { status, provider: batch.provider, model: batch.provider_model }, n);
+    metrics.count('barge_cargo_moves_total', { status, provider: route.provider, model: route.provider_model }, n);
   }
 }

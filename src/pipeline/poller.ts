@@ -94,5 +94,5 @@ async function failAwaitingCargo(ctx: PipelineContext, batch: BatchRow, message:
     })),
     ctx.clock.now(),
   );
-  countCargoMoves(ctx, batch, moved);
+  countCargoMoves(ctx.metrics, batch, moved);
 }

@@ -55,7 +55,7 @@ export async function submitBatch(ctx: PipelineContext, batch: BatchRow): Promis
       return;
     }
     ctx.log.info({ batch: batch.id, job: jobId, requests: requestCount, padding }, 'batch submitted');
-    if (marked.recorded) countCargoMoves(ctx, batch, new Map([['processing', batch.cargo_count]]));
+    if (marked.recorded) countCargoMoves(ctx.metrics, batch, new Map([['processing', batch.cargo_count]]));
   } catch (err) {
     // A database outage is reported once by the store; the batch is given back when it is over.
     if (!isDatabaseUnavailable(err)) ctx.log.warn({ batch: batch.id, err }, 'batch submission failed; will retry');
