@@ -40,7 +40,7 @@ export function hostAnswer(outcome: DispatchOutcome): HostAnswer {
 }
 
 /** Delivered, or failed: retried on the schedule while it lasts and the failure may pass. */
-export function verdictOf(
+function verdictOf(
   outcome: DispatchOutcome,
   attemptsMade: number,
   startedAt: number,
@@ -52,7 +52,7 @@ export function verdictOf(
 }
 
 /** The row recordAttempts writes for a dispatched attempt. */
-export function finishedAttempt(
+function finishedAttempt(
   item: DueDelivery,
   dispatched: Dispatched,
   verdict: AttemptVerdict,

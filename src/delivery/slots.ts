@@ -45,7 +45,7 @@ export interface SlotPlan {
 export type HostAnswer = 'answered' | 'timeout' | 'unreachable';
 
 /** A host whose oldest open attempt is younger than this frees a slot any moment. */
-export const FAST_HOST_MS = 250;
+const FAST_HOST_MS = 250;
 /**
  * Deliveries leased ahead for a busy fast host, in rounds of maxPerHost, topped up when half have
  * started: one claim then serves many attempts, and the host's slots never wait for a claim.
@@ -58,7 +58,7 @@ export const PARK_AFTER_TIMEOUTS = 3;
 /** A parked host's due deliveries are pushed back this long while its probe runs. */
 export const PARKED_DEFER_MS = 5000;
 /** A parked host with no timeout for this long is forgotten (and gets full concurrency again). */
-export const PARK_FORGET_MS = 10 * 60_000;
+const PARK_FORGET_MS = 10 * 60_000;
 /** A delivery leased ahead starts within this of its lease, or is given back. */
 export const WAIT_MAX_MS = 10_000;
 

@@ -26,7 +26,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
 }
 
 /** While the database is unreachable, checked this often (doubling from the first), at most. */
-export const OUTAGE_PROBE_MS = { first: 250, max: 1000 };
+const OUTAGE_PROBE_MS = { first: 250, max: 1000 };
 
 export type OutageEvent = { state: 'down'; error: Error } | { state: 'up'; downMs: number };
 

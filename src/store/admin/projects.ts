@@ -108,25 +108,6 @@ export async function setProjectActive(
   });
 }
 
-/** `null` returns the project to the configured default limit. */
-export async function setProjectRateLimit(
-  db: Kysely<Schema>,
-  slug: string,
-  max: number | null,
-  now: number,
-): Promise<Project | undefined> {
-  return db.transaction().execute(async (tx) => {
-    const row = await tx
-      .updateTable('projects')
-      .set({ rate_limit_max: max, updated_at: now })
-      .where('slug', '=', slug)
-      .returningAll()
-      .executeTakeFirst();
-    if (row) await bumpAuthChanges(tx);
-    return row && toProject(row);
-  });
-}
-
 /**
  * Sets a project's storage budget; a field left out stays as it is, null returns it to the
  * configured default. Bumps the auth change counter, so every API process sees it at once.

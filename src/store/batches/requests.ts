@@ -13,7 +13,7 @@ const PAGE = 500;
  * The requests of a batch's cargo, in cargo order, a page at a time: a 100,000-request batch is
  * never held whole (the submitter streams them to the provider, svc-mock replays them).
  */
-export async function* batchCargoRequests(database: Database, batchId: string): AsyncIterable<StoredCargoRequest> {
+async function* batchCargoRequests(database: Database, batchId: string): AsyncIterable<StoredCargoRequest> {
   let after = '';
   for (;;) {
     const page = await database.read
