@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { newId } from '../../src/domain/ids.js';
-import { insertCargo, type NewCargo } from '../../src/store/cargo/insert.js';
+import { insertCargo } from '../../src/store/cargo/insert.js';
 import { notifyNewCargo } from '../../src/store/notify.js';
 import { createProjectWithKey } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
+import { pendingCargoRow } from '../helpers/cargo-rows.js';
 import { assertBuildIsFresh, BargeProcess } from '../helpers/serve.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -18,30 +18,8 @@ const TOTAL = 20_000;
 const CHUNK = 1_000;
 const BATCH_MAX_SIZE = 500;
 
-/** A plain svc-mock cargo row, shaped as POST /cargo/load writes it (src/http/routes/load-cargo.ts). */
-function cargoRow(projectId: string, n: number, now: number): NewCargo {
-  const request = JSON.stringify({
-    requests: [{ modelInput: { max_tokens: 1024, messages: [{ role: 'user', content: `cargo number ${n}` }] } }],
-  });
-  return {
-    id: newId('crg', now),
-    project_id: projectId,
-    status: 'pending',
-    model: 'svc-mock',
-    provider: 'mock',
-    provider_model: 'svc-mock',
-    request,
-    request_count: 1,
-    is_records: 0,
-    request_bytes: Buffer.byteLength(request),
-    metadata: null,
-    result_ttl_seconds: 2_592_000,
-    callback_url: null,
-    callback: null,
-    created_at: now,
-    updated_at: now,
-  };
-}
+const cargoRow = (projectId: string, n: number, now: number) =>
+  pendingCargoRow(projectId, { now, content: `cargo number ${n}`, result_ttl_seconds: 2_592_000 });
 
 const postgres = (await backends({ childProcesses: true })).find((b) => b.name === 'postgres');
 

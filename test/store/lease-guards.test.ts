@@ -17,6 +17,7 @@ import { type NewResult, storeResults } from '../../src/store/results/store.js';
 import { leaseAllDue } from '../delivery/webhook-support.js';
 import { createProjectWithKey } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
+import { pendingCargoRow } from '../helpers/cargo-rows.js';
 
 /**
  * The state moves that must hold under concurrency, each reproduced as it went wrong before the
@@ -45,24 +46,14 @@ for (const backend of await backends()) {
       const cargoId = newId('crg', T0);
       const batchId = newId('bat', T0);
       await insertCargo(db.database, [
-        {
+        pendingCargoRow(projectId, {
+          now: T0,
           id: cargoId,
-          project_id: projectId,
-          status: 'pending',
-          model: 'svc-mock',
           provider: 'lease-test',
           provider_model: batchId,
-          request: '{"requests":[{"modelInput":{"max_tokens":8,"messages":[{"role":"user","content":"hi"}]}}]}',
-          request_count: 1,
-          is_records: 0,
-          request_bytes: 90,
-          metadata: null,
-          result_ttl_seconds: 3600,
+          maxTokens: 8,
           callback_url: callbackUrl,
-          callback: null,
-          created_at: T0,
-          updated_at: T0,
-        },
+        }),
       ]);
       const formed = await formBatch(db.database, {
         batchId,

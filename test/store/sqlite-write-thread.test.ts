@@ -8,6 +8,7 @@ import { createProject } from '../../src/store/admin/projects.js';
 import { insertCargo, type NewCargo } from '../../src/store/cargo/insert.js';
 import { type Database, openDatabase } from '../../src/store/database.js';
 import { migrate } from '../../src/store/migrate.js';
+import { pendingCargoRow } from '../helpers/cargo-rows.js';
 import { eventually } from '../helpers/wait.js';
 
 /**
@@ -15,26 +16,7 @@ import { eventually } from '../helpers/wait.js';
  * sees it: statements return rows and row counts, transactions are atomic, failures carry
  * SQLite's code, the main connection reads what committed, and closing waits for work in flight.
  */
-function cargoRow(projectId: string, now: number, id = newId('crg', now)): NewCargo {
-  return {
-    id,
-    project_id: projectId,
-    status: 'pending',
-    model: 'svc-mock',
-    provider: 'mock',
-    provider_model: 'svc-mock',
-    request: '{"requests":[{"modelInput":{"max_tokens":1024,"messages":[{"role":"user","content":"hi"}]}}]}',
-    request_count: 1,
-    is_records: 0,
-    request_bytes: 87,
-    metadata: null,
-    result_ttl_seconds: 3600,
-    callback_url: null,
-    callback: null,
-    created_at: now,
-    updated_at: now,
-  };
-}
+const cargoRow = (projectId: string, now: number, id = newId('crg', now)) => pendingCargoRow(projectId, { now, id });
 
 /** The cargo row alone, for statements written straight into the cargo table. */
 const cargoOnly = ({ request: _, metadata: __, ...row }: NewCargo) => row;
