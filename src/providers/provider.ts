@@ -1,17 +1,22 @@
+/**
+ * The provider seam: the one interface every batch provider adapter implements (svc-mock,
+ * Anthropic Message Batches, OpenAI Batch, Bedrock model invocation jobs; spec/providers.md).
+ *
+ * Adapters speak their provider's protocol and nothing else: they never touch the store. Whatever
+ * an adapter must remember between calls (OpenAI's uploaded input file, svc-mock's end time) it
+ * hands back as opaque `state` text, which the pipeline persists on the batch row and hands in
+ * again. Failures are `ProviderError`s of a kind; the pipeline maps kinds to retries or to failing
+ * the batch in one place (src/pipeline/provider-errors.ts).
+ */
 import type { BatchRequest } from '../domain/batch-requests.js';
 import type { ModelMessage } from '../domain/model-message.js';
 
 export type { BatchRequest };
 
-/**
- * The one interface every batch provider implements, shaped after the real batch APIs
- * (spec/providers.md): Anthropic Message Batches (100,000 requests / 256 MB, 24 h), Bedrock model
- * invocation jobs (a per-model minimum record count, JSONL in S3, 24–168 h) and svc-mock.
- */
 export interface ProviderLimits {
-  /** Requests per batch job (Anthropic 100,000; Bedrock commonly 50,000). */
+  /** Requests per batch job (Anthropic 100,000; OpenAI 50,000; Bedrock commonly 50,000). */
   maxRequests: number;
-  /** Serialized request bytes per batch job (Anthropic 256 MB). */
+  /** Serialized request bytes per batch job (Anthropic 256 MB, OpenAI 200 MB per input file). */
   maxBytes: number;
   /** A job with fewer requests is rejected (Bedrock: commonly 100); the batcher pads up to it. */
   minRequests: number;
@@ -21,21 +26,70 @@ export interface ProviderLimits {
   defaultMaxWaitMs: number;
 }
 
-export interface SubmitRequest {
-  /** Our batch id. Submitting the same batch id twice must not create two jobs. */
+/** One step of submitting a batch. Called again with the returned state until it says `submitted`. */
+export interface SubmitInput {
+  /** barge's batch id: what an adapter tags the job with when its provider lets it (OpenAI metadata). */
   batchId: string;
-  /** The provider's model id; one model per job (Bedrock and OpenAI require it). */
+  /** The provider's model id; one model per job. */
   model: string;
   /** How many requests `requests` yields (padding included). */
   requestCount: number;
   /** The requests in batch order, read from the store as they are consumed: stream them. */
   requests: AsyncIterable<BatchRequest>;
+  /** What the previous step of this submission returned as `state`; null on the first step. */
+  state: string | null;
+}
+
+export type SubmitStep =
+  /** The provider accepted the job. */
+  | { kind: 'submitted'; jobId: string; state: string | null }
+  /** A step short of the job (OpenAI: the input file is uploaded); persisted before the next. */
+  | { kind: 'progress'; state: string };
+
+/** A job as the pipeline recorded it. */
+export interface JobRef {
+  batchId: string;
+  jobId: string;
+  model: string;
+  /** Requests in the job, padding included. */
+  requestCount: number;
+  submittedAt: number;
+  /** When barge asked the provider to cancel the job, if it did. */
+  canceledAt: number | null;
+  /** The adapter's state as of the submission. */
+  state: string | null;
+  /** The job's requests again, in batch order (svc-mock replays them; real providers never need them). */
+  requests(): AsyncIterable<BatchRequest>;
+}
+
+/** What a provider knows of a batch whose create call may have been accepted but not recorded. */
+export interface SubmissionLookup {
+  batchId: string;
+  model: string;
+  requestCount: number;
+  /** The submission was started (its intent recorded) at this time; the job cannot be older. */
+  startedAt: number;
+  /** Nothing created after this can be the lost job (the lease it was created under had lapsed). */
+  until: number;
+  state: string | null;
+}
+
+/** A job at the provider that may be the one a lost create call made. */
+export interface FoundJob {
+  jobId: string;
+  state: string | null;
+  /**
+   * `exact` when the provider tagged the job with barge's batch id (OpenAI metadata, Bedrock's
+   * client request token); `candidate` when it only matches by model, size and creation time
+   * (Anthropic, which has neither).
+   */
+  match: 'exact' | 'candidate';
 }
 
 export type JobStatus =
   /** Still running; `expectedEndAt` (epoch ms) when the provider can say. */
   | { state: 'running'; expectedEndAt: number | null }
-  /** Ended in any way (completed, canceled, expired): results may be collected. */
+  /** Ended in any way (completed, canceled, expired, partly failed): results may be collected. */
   | { state: 'ended' }
   /** The job as a whole failed and has no results; `message` is the provider's text. */
   | { state: 'failed'; message: string };
@@ -50,9 +104,65 @@ export type RequestResult =
 export interface Provider {
   readonly name: string;
   readonly limits: ProviderLimits;
-  submit(request: SubmitRequest): Promise<{ jobId: string }>;
-  status(jobId: string): Promise<JobStatus>;
-  /** Every request's result, in any order (no provider promises input order). */
-  results(jobId: string): AsyncIterable<RequestResult>;
-  cancel(jobId: string): Promise<void>;
+  /** One step of submitting; see SubmitStep. A retried step may repeat work, never duplicate a job it can see. */
+  submit(input: SubmitInput): Promise<SubmitStep>;
+  /**
+   * The jobs a submission whose answer was lost may have created (a process killed while the
+   * create call was open). The pipeline adopts one that no other batch recorded and cancels the
+   * rest, so no job runs unwatched and none runs twice.
+   */
+  findSubmitted(lookup: SubmissionLookup): Promise<FoundJob[]>;
+  status(job: JobRef): Promise<JobStatus>;
+  /** Every request's result, in any order (no provider promises input order). Streamed. */
+  results(job: JobRef): AsyncIterable<RequestResult>;
+  cancel(job: JobRef): Promise<void>;
+  /** Removes what the ended job left at the provider (OpenAI: the input file); best effort. */
+  cleanup(job: JobRef): Promise<void>;
+}
+
+/**
+ * How a provider call failed, as the pipeline acts on it:
+ * - `retryable`: a network failure, 5xx, 529, or a job not yet visible (404 just after create):
+ *   retried with backoff.
+ * - `rate_limited`: 429; retried after `retryAfterMs` when the provider said, else with backoff.
+ * - `rejected`: the provider refused the request (400, 404, 413): retrying it as is will not help.
+ * - `auth`: the credentials do not work (401, 403): the operator must act.
+ * `rejected` and `auth` fail the batch after a bounded number of tries, with the provider's text.
+ */
+export type ProviderErrorKind = 'retryable' | 'rate_limited' | 'rejected' | 'auth';
+
+export class ProviderError extends Error {
+  constructor(
+    readonly kind: ProviderErrorKind,
+    message: string,
+    readonly retryAfterMs: number | null = null,
+  ) {
+    super(message);
+    this.name = 'ProviderError';
+  }
+}
+
+/**
+ * The kind of an HTTP status a provider answered, for adapters that map their SDK's errors.
+ * 404 is `rejected` here; an adapter that knows a 404 may be a just-created job says `retryable`.
+ */
+export function errorKindOfStatus(status: number | undefined): ProviderErrorKind {
+  if (status === undefined) return 'retryable';
+  if (status === 429) return 'rate_limited';
+  if (status === 401 || status === 403) return 'auth';
+  if (status === 408 || status === 409 || status >= 500) return 'retryable';
+  return 'rejected';
+}
+
+/** Milliseconds to wait from a `retry-after-ms` or `retry-after` header (seconds or an HTTP date). */
+export function retryAfterMsOf(headers: { get(name: string): string | null } | undefined, now: number): number | null {
+  if (!headers) return null;
+  const ms = Number(headers.get('retry-after-ms'));
+  if (Number.isFinite(ms) && ms > 0) return ms;
+  const value = headers.get('retry-after');
+  if (!value) return null;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
