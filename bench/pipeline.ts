@@ -345,10 +345,12 @@ async function addedLatency(database: Database): Promise<Percentiles> {
   const rows = await database.write
     .selectFrom('results as r')
     .innerJoin('cargo as c', 'c.id', 'r.cargo_id')
-    .innerJoin('mock_jobs as j', 'j.batch_id', 'c.batch_id')
-    .select(['r.created_at as stored', 'j.ends_at as ended'])
+    .innerJoin('batches as b', 'b.id', 'c.batch_id')
+    .select(['r.created_at as stored', 'b.provider_state'])
     .execute();
-  return percentiles(rows.map((r) => Number(r.stored) - Number(r.ended)));
+  // svc-mock's job state is its end time.
+  const endOf = (state: string | null) => (JSON.parse(state ?? '{}') as { endsAt: number }).endsAt;
+  return percentiles(rows.map((r) => Number(r.stored) - endOf(r.provider_state)));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -119,7 +119,7 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
   let pipeline: PipelineWorker | null = null;
   let delivery: DeliveryWorker | null = null;
   if (role === 'all' || role === 'worker') {
-    const providers = buildProviders(config, database, clock);
+    const providers = buildProviders(config, clock);
     for (const provider of deps.providers ?? []) providers.set(provider.name, provider);
     for (const [name, provider] of providers) providers.set(name, withProviderMetrics(provider, metrics));
     const deliveryWorker = new DeliveryWorker({

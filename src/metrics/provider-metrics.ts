@@ -22,13 +22,15 @@ export function withProviderMetrics(provider: Provider, metrics: Metrics): Provi
   return {
     name: provider.name,
     limits: provider.limits,
-    submit: (request) => timed('submit', () => provider.submit(request)),
-    status: (jobId) => timed('status', () => provider.status(jobId)),
-    cancel: (jobId) => timed('cancel', () => provider.cancel(jobId)),
-    async *results(jobId) {
+    submit: (input) => timed('submit', () => provider.submit(input)),
+    findSubmitted: (lookup) => timed('find_submitted', () => provider.findSubmitted(lookup)),
+    status: (job) => timed('status', () => provider.status(job)),
+    cancel: (job) => timed('cancel', () => provider.cancel(job)),
+    cleanup: (job) => timed('cleanup', () => provider.cleanup(job)),
+    async *results(job) {
       const started = performance.now();
       try {
-        yield* provider.results(jobId);
+        yield* provider.results(job);
       } catch (err) {
         metrics.count('barge_provider_errors_total', labels('results'));
         throw err;

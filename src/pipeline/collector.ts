@@ -8,7 +8,7 @@ import {
   recordResultJson,
   withRecordId,
 } from '../domain/records.js';
-import type { Provider, RequestResult } from '../providers/provider.js';
+import type { JobRef, Provider, RequestResult } from '../providers/provider.js';
 import type { BatchRow } from '../store/batches/due.js';
 import { extendLease } from '../store/leases.js';
 import { type AwaitingCargo, cargoAwaitingResults, cargoRequest } from '../store/results/awaiting.js';
@@ -44,17 +44,19 @@ export async function collectResults(
   ctx: PipelineContext,
   provider: Provider,
   batch: BatchRow,
+  job: JobRef,
   options: { canceledMeans: 'canceled' | 'expired' },
 ): Promise<void> {
   // A bounded number at a time: a provider may hold a whole job's results while they are read
   // (svc-mock does), and the collector holds up to two chunks of results.
-  await ctx.budgets.collections.run(batch.request_bytes, () => collect(ctx, provider, batch, options));
+  await ctx.budgets.collections.run(batch.request_bytes, () => collect(ctx, provider, batch, job, options));
 }
 
 async function collect(
   ctx: PipelineContext,
   provider: Provider,
   batch: BatchRow,
+  job: JobRef,
   options: { canceledMeans: 'canceled' | 'expired' },
 ): Promise<void> {
   const awaiting = new Map((await cargoAwaitingResults(ctx.database, batch.id)).map((c) => [c.id, c]));
@@ -80,7 +82,7 @@ async function collect(
   const flush = () => writer.flush(plain.splice(0), staged.splice(0));
 
   try {
-    await collectInto(provider, batch, options, { awaiting, plain, staged, seen, flush });
+    await collectInto(provider, job, options, { awaiting, plain, staged, seen, flush });
     // Staged records must be committed before they are read back and assembled.
     await flush();
     await writer.settle();
@@ -114,34 +116,32 @@ interface Collection {
 /** Turns the provider's results into pending writes, flushing every FLUSH_EVERY. */
 async function collectInto(
   provider: Provider,
-  batch: BatchRow,
+  job: JobRef,
   options: { canceledMeans: 'canceled' | 'expired' },
   { awaiting, plain, staged, seen, flush }: Collection,
 ): Promise<void> {
-  if (batch.job_id) {
-    let sinceTurn = 0;
-    for await (const result of provider.results(batch.job_id)) {
-      const id = parseCustomId(result.customId);
-      if (id.kind !== 'cargo') continue;
-      const cargo = awaiting.get(id.cargoId);
-      if (!cargo) continue;
-      const outcome = toOutcome(result, options.canceledMeans);
-      if (cargo.isRecords && id.recordIndex !== null) {
-        staged.push({
-          cargoId: cargo.id,
-          recordIndex: id.recordIndex,
-          success: outcome.success,
-          body: recordResultJson(outcome),
-        });
-      } else if (!cargo.isRecords) {
-        seen.add(cargo.id);
-        plain.push(newResult(cargo, outcome.success, outcome.responseJson, outcome.error));
-      }
-      if (plain.length + staged.length >= FLUSH_EVERY) await flush();
-      else if (++sinceTurn >= TURN_EVERY) {
-        sinceTurn = 0;
-        await turn();
-      }
+  let sinceTurn = 0;
+  for await (const result of provider.results(job)) {
+    const id = parseCustomId(result.customId);
+    if (id.kind !== 'cargo') continue;
+    const cargo = awaiting.get(id.cargoId);
+    if (!cargo) continue;
+    const outcome = toOutcome(result, options.canceledMeans);
+    if (cargo.isRecords && id.recordIndex !== null) {
+      staged.push({
+        cargoId: cargo.id,
+        recordIndex: id.recordIndex,
+        success: outcome.success,
+        body: recordResultJson(outcome),
+      });
+    } else if (!cargo.isRecords) {
+      seen.add(cargo.id);
+      plain.push(newResult(cargo, outcome.success, outcome.responseJson, outcome.error));
+    }
+    if (plain.length + staged.length >= FLUSH_EVERY) await flush();
+    else if (++sinceTurn >= TURN_EVERY) {
+      sinceTurn = 0;
+      await turn();
     }
   }
 }

@@ -1,12 +1,12 @@
-import { statusAfterResult } from '../domain/lifecycle.js';
 import { nextPollAt, retryBackoffMs } from '../domain/polling.js';
 import type { BatchRow } from '../store/batches/due.js';
 import { markBatchCanceled, markBatchEnded, rescheduleBatch } from '../store/batches/reschedule.js';
 import { isDatabaseUnavailable, retryThroughOutage } from '../store/outage.js';
-import { cargoAwaitingResults } from '../store/results/awaiting.js';
-import { storeResults } from '../store/results/store.js';
 import { collectResults } from './collector.js';
-import { countCargoMoves, type PipelineContext } from './context.js';
+import type { PipelineContext } from './context.js';
+import { failBatch } from './fail-batch.js';
+import { jobRefOf } from './job-ref.js';
+import { judgeProviderFailure } from './provider-errors.js';
 
 /**
  * Looks at a leased `processing` batch: cancels it once its completion window has closed, collects
@@ -21,15 +21,16 @@ export async function checkBatch(ctx: PipelineContext, batch: BatchRow): Promise
   const deadlineAt = batch.deadline_at ?? Number.POSITIVE_INFINITY;
   try {
     if (!provider || !batch.job_id) throw new Error(`provider '${batch.provider}' is not configured`);
-    let canceled = batch.canceled_at !== null;
-    if (!canceled && now >= deadlineAt) {
-      await provider.cancel(batch.job_id);
+    let job = jobRefOf(db, batch);
+    if (job.canceledAt === null && now >= deadlineAt) {
+      await provider.cancel(job);
       await markBatchCanceled(db, { batchId: batch.id, workerId: ctx.workerId, now });
-      canceled = true;
+      job = { ...job, canceledAt: now };
       ctx.log.warn({ batch: batch.id, job: batch.job_id }, 'completion window closed; job canceled');
     }
+    const canceled = job.canceledAt !== null;
 
-    const status = await provider.status(batch.job_id);
+    const status = await provider.status(job);
     if (status.state === 'running') {
       await rescheduleBatch(db, {
         batchId: batch.id,
@@ -49,50 +50,39 @@ export async function checkBatch(ctx: PipelineContext, batch: BatchRow): Promise
       return false;
     }
     if (status.state === 'failed') {
-      await failAwaitingCargo(ctx, batch, `errored: the provider failed the batch: ${status.message}`);
-      await markBatchEnded(db, { batchId: batch.id, workerId: ctx.workerId, reason: 'failed', now: ctx.clock.now() });
-      return true;
+      await failBatch(ctx, batch, `errored: the provider failed the batch: ${status.message}`);
+    } else {
+      await collectResults(ctx, provider, batch, job, { canceledMeans: canceled ? 'expired' : 'canceled' });
+      await markBatchEnded(db, {
+        batchId: batch.id,
+        workerId: ctx.workerId,
+        reason: canceled ? 'expired' : 'ended',
+        now: ctx.clock.now(),
+      });
     }
-    await collectResults(ctx, provider, batch, { canceledMeans: canceled ? 'expired' : 'canceled' });
-    await markBatchEnded(db, {
-      batchId: batch.id,
-      workerId: ctx.workerId,
-      reason: canceled ? 'expired' : 'ended',
-      now: ctx.clock.now(),
-    });
+    // What the job left at the provider (OpenAI's input file) goes; a failure here costs nothing.
+    await provider.cleanup(job).catch((err) => ctx.log.warn({ batch: batch.id, err }, 'provider cleanup failed'));
     return true;
   } catch (err) {
     // A database outage is reported once by the store; the batch is given back when it is over.
+    const verdict = judgeProviderFailure(err, batch.attempts, ctx.clock.now());
+    if (verdict.action === 'fail' && provider) {
+      // The provider no longer answers for this job (gone, or the key lost access): its cargo fail.
+      await failBatch(ctx, batch, `errored: ${verdict.error}`).catch((e) =>
+        ctx.log.warn({ batch: batch.id, err: e }, 'failing the batch failed; will retry'),
+      );
+      return true;
+    }
     if (!isDatabaseUnavailable(err)) ctx.log.warn({ batch: batch.id, err }, 'batch check failed; will retry');
     const retry = {
       batchId: batch.id,
       workerId: ctx.workerId,
       now: ctx.clock.now(),
-      nextCheckAt: ctx.clock.now() + retryBackoffMs(batch.attempts),
-      error: err instanceof Error ? err.message : String(err),
+      nextCheckAt: verdict.action === 'retry' ? verdict.at : ctx.clock.now() + retryBackoffMs(batch.attempts),
+      error: verdict.error,
     };
     await retryThroughOutage(() => rescheduleBatch(db, retry), ctx.settings.leaseMs);
     // A collection that failed part-way may have stored some results.
     return true;
   }
-}
-
-async function failAwaitingCargo(ctx: PipelineContext, batch: BatchRow, message: string): Promise<void> {
-  const awaiting = await cargoAwaitingResults(ctx.database, batch.id);
-  const moved = await storeResults(
-    ctx.database,
-    { batchId: batch.id, workerId: ctx.workerId },
-    awaiting.map((c) => ({
-      cargoId: c.id,
-      success: false,
-      response: null,
-      errorMessage: message,
-      resultTtlSeconds: c.resultTtlSeconds,
-      isRecords: c.isRecords,
-      nextStatus: statusAfterResult(false, c.channels.length),
-      channels: c.channels,
-    })),
-    ctx.clock.now(),
-  );
-  countCargoMoves(ctx.metrics, batch, moved);
 }

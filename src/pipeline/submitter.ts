@@ -1,71 +1,166 @@
-import { retryBackoffMs } from '../domain/polling.js';
+/** Sending a leased `submitting` batch to its provider, without ever losing or doubling a job. */
+import type { FoundJob, Provider } from '../providers/provider.js';
 import type { BatchRow } from '../store/batches/due.js';
 import { markBatchSubmitted } from '../store/batches/mark-submitted.js';
 import { batchRequests } from '../store/batches/requests.js';
 import { rescheduleBatch } from '../store/batches/reschedule.js';
+import { recordedJobIds, recordSubmitIntent, saveProviderState } from '../store/batches/submit-steps.js';
 import { isDatabaseUnavailable, retryThroughOutage } from '../store/outage.js';
 import { countCargoMoves, type PipelineContext } from './context.js';
+import { failBatch } from './fail-batch.js';
+import { jobRefOf } from './job-ref.js';
+import { judgeProviderFailure } from './provider-errors.js';
+
+/** Steps one submission may take (OpenAI: upload, then create); more means an adapter is looping. */
+const MAX_STEPS = 4;
+
+class LeaseLost extends Error {}
 
 /**
- * Sends a leased `submitting` batch to its provider. No transaction is open during the call. The
- * job is recorded even if the lease lapsed meanwhile (markBatchSubmitted); if another worker
- * recorded a different job for the batch first, this one is canceled, so no second job runs
- * unwatched.
+ * Submits a leased batch. No transaction is open during a provider call.
+ *
+ * A provider may accept a create call whose answer never reaches barge (the process is killed
+ * while the call is open). So the intent is recorded before the first call (`submit_started_at`);
+ * a worker that finds it set asks the provider for the job that call may have made
+ * (`findSubmitted`) and adopts it, or cancels what it cannot tell apart, before creating another.
+ * A job the provider accepted is recorded even if the lease lapsed meanwhile (markBatchSubmitted is
+ * guarded by the batch having no job, not by the lease); if another worker recorded a different
+ * job first, this one is canceled, so no second job runs unwatched.
  */
 export async function submitBatch(ctx: PipelineContext, batch: BatchRow): Promise<void> {
   const provider = ctx.providers.get(batch.provider);
-  const now = ctx.clock.now();
   if (!provider) {
-    await rescheduleBatch(ctx.database, {
-      batchId: batch.id,
-      workerId: ctx.workerId,
-      nextCheckAt: now + retryBackoffMs(batch.attempts),
-      now,
-      error: `provider '${batch.provider}' is not configured`,
-    });
+    await retryLater(ctx, batch, `provider '${batch.provider}' is not configured`, ctx.clock.now() + 60_000);
     return;
   }
   try {
-    // The requests stream from the store as the provider consumes them; a bounded number of
-    // batches are handed over at a time, as a provider may hold what it was given until it sends.
-    const requestCount = Math.max(batch.request_count, provider.limits.minRequests);
-    const padding = requestCount - batch.request_count;
-    const { jobId } = await ctx.budgets.submissions.run(batch.request_bytes, () =>
+    if (batch.submit_started_at !== null && (await adoptLostJob(ctx, provider, batch))) return;
+    if (
+      !(await recordSubmitIntent(ctx.database, { batchId: batch.id, workerId: ctx.workerId, now: ctx.clock.now() }))
+    ) {
+      throw new LeaseLost();
+    }
+    await submitSteps(ctx, provider, batch);
+  } catch (err) {
+    if (err instanceof LeaseLost) return;
+    // A database outage is reported once by the store; the batch is given back when it is over.
+    if (isDatabaseUnavailable(err)) {
+      await retryLater(ctx, batch, String((err as Error).message), ctx.clock.now() + 1000);
+      return;
+    }
+    const verdict = judgeProviderFailure(err, batch.attempts, ctx.clock.now());
+    if (verdict.action === 'fail') {
+      await failBatch(ctx, batch, `errored: ${verdict.error}`);
+      return;
+    }
+    ctx.log.warn({ batch: batch.id, provider: batch.provider, err }, 'batch submission failed; will retry');
+    await retryLater(ctx, batch, verdict.error, verdict.at);
+  }
+}
+
+async function submitSteps(ctx: PipelineContext, provider: Provider, batch: BatchRow): Promise<void> {
+  // The requests stream from the store as the provider consumes them; a bounded number of
+  // batches are handed over at a time, as a provider may hold what it was given until it sends.
+  const requestCount = Math.max(batch.request_count, provider.limits.minRequests);
+  let state = batch.provider_state;
+  for (let step = 0; step < MAX_STEPS; step++) {
+    const result = await ctx.budgets.submissions.run(batch.request_bytes, () =>
       provider.submit({
         batchId: batch.id,
         model: batch.provider_model,
         requestCount,
         requests: batchRequests(ctx.database, batch.id, requestCount),
+        state,
       }),
     );
-    const submittedAt = ctx.clock.now();
-    const marked = await markBatchSubmitted(ctx.database, {
-      batchId: batch.id,
-      jobId,
-      paddingCount: padding,
-      now: submittedAt,
-      deadlineAt: submittedAt + provider.limits.completionWindowMs,
-    });
-    if (!marked.recorded && marked.jobId !== jobId) {
-      ctx.log.warn(
-        { batch: batch.id, job: jobId, recorded: marked.jobId },
-        'another worker recorded a job for this batch first; canceling this duplicate',
-      );
-      await provider.cancel(jobId);
-      return;
+    if (result.kind === 'progress') {
+      state = result.state;
+      const saved = await saveProviderState(ctx.database, {
+        batchId: batch.id,
+        workerId: ctx.workerId,
+        state,
+        now: ctx.clock.now(),
+      });
+      if (!saved) throw new LeaseLost();
+      continue;
     }
-    ctx.log.info({ batch: batch.id, job: jobId, requests: requestCount, padding }, 'batch submitted');
-    if (marked.recorded) countCargoMoves(ctx.metrics, batch, new Map([['processing', batch.cargo_count]]));
-  } catch (err) {
-    // A database outage is reported once by the store; the batch is given back when it is over.
-    if (!isDatabaseUnavailable(err)) ctx.log.warn({ batch: batch.id, err }, 'batch submission failed; will retry');
-    const retry = {
-      batchId: batch.id,
-      workerId: ctx.workerId,
-      nextCheckAt: ctx.clock.now() + retryBackoffMs(batch.attempts),
-      now: ctx.clock.now(),
-      error: err instanceof Error ? err.message : String(err),
-    };
-    await retryThroughOutage(() => rescheduleBatch(ctx.database, retry), ctx.settings.leaseMs);
+    await recordJob(ctx, provider, batch, { jobId: result.jobId, state: result.state }, requestCount);
+    return;
   }
+  throw new Error(`provider '${provider.name}' took more than ${MAX_STEPS} steps to submit`);
+}
+
+/**
+ * The job a lost create call made, if the provider can show it: adopted when it is one no batch
+ * recorded (exactly tagged with this batch, or the only candidate); candidates that cannot be told
+ * apart are canceled, and the batch is submitted afresh. True when a job was adopted.
+ */
+async function adoptLostJob(ctx: PipelineContext, provider: Provider, batch: BatchRow): Promise<boolean> {
+  const requestCount = Math.max(batch.request_count, provider.limits.minRequests);
+  const found = await provider.findSubmitted({
+    batchId: batch.id,
+    model: batch.provider_model,
+    requestCount,
+    startedAt: batch.submit_started_at ?? batch.created_at,
+    until: ctx.clock.now(),
+    state: batch.provider_state,
+  });
+  const recorded = await recordedJobIds(
+    ctx.database,
+    provider.name,
+    found.map((f) => f.jobId),
+  );
+  const unrecorded = found.filter((f) => !recorded.has(f.jobId));
+  if (unrecorded.length === 0) return false;
+  const exact = unrecorded.filter((f) => f.match === 'exact');
+  const adopt: FoundJob | undefined = exact[0] ?? (unrecorded.length === 1 ? unrecorded[0] : undefined);
+  for (const job of unrecorded) {
+    if (job === adopt) continue;
+    ctx.log.warn({ batch: batch.id, job: job.jobId }, 'canceling a job a lost submission may have created');
+    await provider.cancel(jobRefOf(ctx.database, batch, job));
+  }
+  if (!adopt) return false;
+  ctx.log.warn({ batch: batch.id, job: adopt.jobId, match: adopt.match }, 'adopting the job a lost submission created');
+  return recordJob(ctx, provider, batch, adopt, requestCount);
+}
+
+/** Records the job; cancels it when another worker recorded a different one first. */
+async function recordJob(
+  ctx: PipelineContext,
+  provider: Provider,
+  batch: BatchRow,
+  job: { jobId: string; state: string | null },
+  requestCount: number,
+): Promise<boolean> {
+  const submittedAt = ctx.clock.now();
+  const marked = await markBatchSubmitted(ctx.database, {
+    batchId: batch.id,
+    jobId: job.jobId,
+    providerState: job.state,
+    paddingCount: requestCount - batch.request_count,
+    now: submittedAt,
+    deadlineAt: submittedAt + provider.limits.completionWindowMs,
+  });
+  if (marked.recorded) {
+    ctx.log.info({ batch: batch.id, job: job.jobId, requests: requestCount }, 'batch submitted');
+    countCargoMoves(ctx.metrics, batch, new Map([['processing', batch.cargo_count]]));
+    return true;
+  }
+  if (marked.otherBatch !== undefined) {
+    ctx.log.warn({ batch: batch.id, job: job.jobId, owner: marked.otherBatch }, 'job belongs to another batch');
+    return false;
+  }
+  if (marked.jobId !== job.jobId) {
+    ctx.log.warn(
+      { batch: batch.id, job: job.jobId, recorded: marked.jobId },
+      'another worker recorded a job for this batch first; canceling this duplicate',
+    );
+    await provider.cancel(jobRefOf(ctx.database, batch, job));
+  }
+  return true;
+}
+
+async function retryLater(ctx: PipelineContext, batch: BatchRow, error: string, at: number): Promise<void> {
+  const retry = { batchId: batch.id, workerId: ctx.workerId, nextCheckAt: at, now: ctx.clock.now(), error };
+  await retryThroughOutage(() => rescheduleBatch(ctx.database, retry), ctx.settings.leaseMs);
 }

@@ -1,6 +1,5 @@
 import type { Config } from '../config.js';
 import type { Clock } from '../domain/clock.js';
-import type { Database } from '../store/database.js';
 import { MockProvider } from './mock/mock-provider.js';
 import type { Provider } from './provider.js';
 import { type ModelRoute, ModelRouter } from './routing.js';
@@ -12,7 +11,7 @@ export function defaultModelRouter(): ModelRouter {
 }
 
 /** The configured provider adapters, by the name model routes use. */
-export function buildProviders(config: Config, database: Database, clock: Clock): Map<string, Provider> {
-  const mock = new MockProvider(database, clock, { latencyMs: config.mockLatencyMs });
+export function buildProviders(config: Config, clock: Clock): Map<string, Provider> {
+  const mock = new MockProvider(clock, { latencyMs: config.mockLatencyMs });
   return new Map<string, Provider>([[mock.name, mock]]);
 }

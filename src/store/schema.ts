@@ -22,7 +22,6 @@ export interface Schema {
   rate_limit_windows: RateLimitWindowsTable;
   batches: BatchesTable;
   record_results: RecordResultsTable;
-  mock_jobs: MockJobsTable;
   deliveries: DeliveriesTable;
   delivery_attempts: DeliveryAttemptsTable;
   connections: ConnectionsTable;
@@ -117,6 +116,10 @@ export interface BatchesTable {
   provider_model: string;
   status: BatchStatus;
   job_id: string | null;
+  /** What the provider adapter handed back between submit steps (opaque JSON text). */
+  provider_state: string | null;
+  /** The submit intent: when the first call that may create a job was made (see submitter.ts). */
+  submit_started_at: number | null;
   cargo_count: number;
   request_count: number;
   padding_count: number;
@@ -144,16 +147,6 @@ export interface RecordResultsTable {
   success: number;
   /** JSON of `{recordId, success, response, error}`. */
   body: string;
-}
-
-export interface MockJobsTable {
-  id: string;
-  batch_id: string;
-  model: string;
-  request_count: number;
-  created_at: number;
-  ends_at: number;
-  canceled_at: number | null;
 }
 
 export type DeliveryChannelName = ChannelName;

@@ -28,7 +28,7 @@ export async function testWorker(
     ...base,
     pipeline: { ...base.pipeline, workerId: `test-${Math.random().toString(36).slice(2, 8)}`, ...options.settings },
   };
-  const mock = new MockProvider(database, clock, {
+  const mock = new MockProvider(clock, {
     latencyMs: options.latencyMs ?? 60_000,
     limits: options.limits ?? {},
   });

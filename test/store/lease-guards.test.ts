@@ -6,7 +6,7 @@ import { newId } from '../../src/domain/ids.js';
 import { ByteBudget, DEFAULT_BUDGET_BYTES } from '../../src/pipeline/byte-budget.js';
 import { submitBatch } from '../../src/pipeline/submitter.js';
 import { noMetrics, silentLogger } from '../../src/ports.js';
-import type { Provider, SubmitRequest } from '../../src/providers/provider.js';
+import type { JobRef, Provider } from '../../src/providers/provider.js';
 import { claimDueBatches } from '../../src/store/batches/due.js';
 import { formBatch } from '../../src/store/batches/form.js';
 import { insertCargo } from '../../src/store/cargo/insert.js';
@@ -224,18 +224,23 @@ for (const backend of await backends()) {
           completionWindowMs: 86_400_000,
           defaultMaxWaitMs: 0,
         },
-        async submit(_request: SubmitRequest) {
+        async submit() {
           const jobId = `job-${++submits}`;
           await new Promise<void>((resolve) => gates.push(resolve));
-          return { jobId };
+          return { kind: 'submitted', jobId, state: null } as const;
+        },
+        // The open call's job is not visible yet when B looks for it.
+        async findSubmitted() {
+          return [];
         },
         async status() {
           return { state: 'running', expectedEndAt: null } as const;
         },
         async *results() {},
-        async cancel(jobId: string) {
-          canceled.push(jobId);
+        async cancel(job: JobRef) {
+          canceled.push(job.jobId);
         },
+        async cleanup() {},
       };
       const { batchId } = await cargoInLeasedBatch('nobody');
       await db.database.write

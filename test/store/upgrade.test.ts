@@ -116,11 +116,13 @@ for (const backend of await backends()) {
           assert.equal(view?.metadata, row.metadata);
           assert.equal(view?.result?.response ?? null, finished.includes(row) ? `{"id":"msg_${row.id}"}` : null);
         }
-        const jobs = await db.database.read.selectFrom('mock_jobs').selectAll().execute();
-        assert.deepEqual(
-          jobs.map((j) => [j.id, j.batch_id, j.request_count]),
-          [['job_old', batchId, 1]],
-        );
+        // svc-mock's job moved onto its batch as the provider state.
+        const batch = await db.database.read
+          .selectFrom('batches')
+          .select(['job_id', 'provider_state', 'submit_started_at'])
+          .where('id', '=', batchId)
+          .executeTakeFirstOrThrow();
+        assert.deepEqual(batch, { job_id: 'job_old', provider_state: `{"endsAt":${T0}}`, submit_started_at: null });
 
         // The pending cargo of the old schema goes through the upgraded pipeline.
         const pending = rows.find((r) => r.status === 'pending');

@@ -1,22 +1,22 @@
+/** The svc-mock provider: a batch API that never bills, for integration tests and demos. */
 import type { Clock } from '../../domain/clock.js';
 import { newId } from '../../domain/ids.js';
-import { batchRequests } from '../../store/batches/requests.js';
-import type { Database } from '../../store/database.js';
-import {
-  cancelMockJob,
-  deleteMockJobsEndedBefore,
-  findMockJob,
-  findMockJobState,
-  insertMockJob,
-} from '../../store/mock-jobs.js';
-import type { BatchRequest, JobStatus, Provider, ProviderLimits, RequestResult, SubmitRequest } from '../provider.js';
+import type {
+  BatchRequest,
+  FoundJob,
+  JobRef,
+  JobStatus,
+  Provider,
+  ProviderLimits,
+  RequestResult,
+  SubmitInput,
+  SubmitStep,
+} from '../provider.js';
 import { mockRespond } from './responder.js';
 
 const DAY = 86_400_000;
 /** Results come back shuffled within windows of this many: out of order, in bounded memory. */
 const SHUFFLE_WINDOW = 2000;
-/** Long-ended jobs are deleted at most this often: the deletion scans every job row. */
-const CLEANUP_EVERY_MS = 3_600_000;
 
 export const MOCK_LIMITS: ProviderLimits = {
   maxRequests: 100_000,
@@ -33,66 +33,54 @@ export interface MockProviderOptions {
   limits?: Partial<ProviderLimits>;
 }
 
+/** What a svc-mock job is: its end time, kept by the pipeline as the job's state. */
+interface MockJobState {
+  endsAt: number;
+}
+
 /**
- * The svc-mock provider: a batch API that never bills. Its jobs are rows in the service's own
- * database, so they survive restarts, and its results come out in a shuffled order, as real
- * providers' do.
+ * svc-mock keeps nothing of its own: a job is its end time (the state the pipeline persists on the
+ * batch), a cancel is the batch's `canceled_at`, and `results` replays the batch's requests through
+ * the deterministic responder, shuffled as real providers' results are.
  */
 export class MockProvider implements Provider {
   readonly name = 'mock';
   readonly limits: ProviderLimits;
-  /** When submit next deletes long-ended jobs (see CLEANUP_EVERY_MS). */
-  private nextCleanupAt = 0;
 
   constructor(
-    private readonly database: Database,
     private readonly clock: Clock,
     private readonly options: MockProviderOptions,
   ) {
     this.limits = { ...MOCK_LIMITS, ...options.limits };
   }
 
-  /**
-   * Records the job. Its requests are not read here nor kept: `results` replays them from the
-   * batch, which the store keeps until the results are in.
-   */
-  async submit(request: SubmitRequest): Promise<{ jobId: string }> {
+  async submit(_input: SubmitInput): Promise<SubmitStep> {
     const now = this.clock.now();
-    const job = {
-      id: newId('job', now),
-      batch_id: request.batchId,
-      model: request.model,
-      request_count: request.requestCount,
-      created_at: now,
-      ends_at: now + this.options.latencyMs,
-      canceled_at: null,
-    };
-    const jobId = await insertMockJob(this.database, job);
-    if (now >= this.nextCleanupAt) {
-      this.nextCleanupAt = now + CLEANUP_EVERY_MS;
-      await deleteMockJobsEndedBefore(this.database, now - 30 * DAY);
-    }
-    return { jobId };
+    const state: MockJobState = { endsAt: now + this.options.latencyMs };
+    return { kind: 'submitted', jobId: newId('job', now), state: JSON.stringify(state) };
   }
 
-  async status(jobId: string): Promise<JobStatus> {
-    const job = await findMockJobState(this.database, jobId);
-    if (!job) return { state: 'failed', message: `svc-mock: no job ${jobId}` };
-    if (job.canceled_at !== null || job.ends_at <= this.clock.now()) return { state: 'ended' };
-    return { state: 'running', expectedEndAt: job.ends_at };
+  /** A lost svc-mock submission created nothing anywhere: there is nothing to find. */
+  async findSubmitted(): Promise<FoundJob[]> {
+    return [];
   }
 
-  async *results(jobId: string): AsyncIterable<RequestResult> {
-    const job = await findMockJob(this.database, jobId);
-    if (!job) return;
-    const canceledEarly = job.canceled_at !== null && job.canceled_at < job.ends_at;
+  async status(job: JobRef): Promise<JobStatus> {
+    const { endsAt } = stateOf(job);
+    if (job.canceledAt !== null || endsAt <= this.clock.now()) return { state: 'ended' };
+    return { state: 'running', expectedEndAt: endsAt };
+  }
+
+  async *results(job: JobRef): AsyncIterable<RequestResult> {
+    const { endsAt } = stateOf(job);
+    const canceledEarly = job.canceledAt !== null && job.canceledAt < endsAt;
     let window: BatchRequest[] = [];
     const shuffled = function* (requests: BatchRequest[]) {
-      for (const i of shuffledIndexes(requests.length, `${job.id}${requests[0]?.customId}`)) {
+      for (const i of shuffledIndexes(requests.length, `${job.jobId}${requests[0]?.customId}`)) {
         yield requests[i] as BatchRequest;
       }
     };
-    for await (const request of batchRequests(this.database, job.batch_id, job.request_count)) {
+    for await (const request of job.requests()) {
       window.push(request);
       if (window.length < SHUFFLE_WINDOW) continue;
       for (const r of shuffled(window)) yield this.respond(job.model, r, canceledEarly);
@@ -117,9 +105,14 @@ export class MockProvider implements Provider {
       : { customId, success: false, kind: outcome.kind, error: outcome.error };
   }
 
-  async cancel(jobId: string): Promise<void> {
-    await cancelMockJob(this.database, jobId, this.clock.now());
-  }
+  /** The pipeline records the cancel on the batch (`canceledAt`), which is all a svc-mock job needs. */
+  async cancel(): Promise<void> {}
+
+  async cleanup(): Promise<void> {}
+}
+
+function stateOf(job: JobRef): MockJobState {
+  return job.state ? (JSON.parse(job.state) as MockJobState) : { endsAt: job.submittedAt };
 }
 
 /** A permutation of 0..n-1 fixed by the seed (results never come back in input order). */

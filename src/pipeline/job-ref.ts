@@ -1,0 +1,24 @@
+/** A batch's provider job as the provider seam sees it (src/providers/provider.ts JobRef). */
+import type { JobRef } from '../providers/provider.js';
+import type { BatchRow } from '../store/batches/due.js';
+import { batchRequests } from '../store/batches/requests.js';
+import type { Database } from '../store/database.js';
+
+/** The recorded job of a batch; `job` names another one (a duplicate, a lost submission's) to cancel. */
+export function jobRefOf(
+  database: Database,
+  batch: BatchRow,
+  job: { jobId: string; state: string | null } = { jobId: batch.job_id ?? '', state: batch.provider_state },
+): JobRef {
+  const requestCount = batch.request_count + batch.padding_count;
+  return {
+    batchId: batch.id,
+    jobId: job.jobId,
+    model: batch.provider_model,
+    requestCount,
+    submittedAt: batch.submitted_at ?? batch.submit_started_at ?? batch.created_at,
+    canceledAt: batch.canceled_at,
+    state: job.state,
+    requests: () => batchRequests(database, batch.id, requestCount),
+  };
+}

@@ -1,0 +1,48 @@
+/** The submitter's own records on a leased batch: the submit intent and the adapter's state between steps. */
+import type { Database } from '../database.js';
+
+/**
+ * Records that a call which may create a provider job is about to be made (kept if already set,
+ * so the first attempt's time bounds the search for a job a lost call created). Lease-guarded:
+ * false if the lease was lost, and then no call may be made.
+ */
+export async function recordSubmitIntent(
+  database: Database,
+  input: { batchId: string; workerId: string; now: number },
+): Promise<boolean> {
+  const updated = await database.write
+    .updateTable('batches')
+    .set((eb) => ({ submit_started_at: eb.fn.coalesce('submit_started_at', eb.val(input.now)), updated_at: input.now }))
+    .where('id', '=', input.batchId)
+    .where('status', '=', 'submitting')
+    .where('locked_by', '=', input.workerId)
+    .executeTakeFirst();
+  return Number(updated.numUpdatedRows) > 0;
+}
+
+/** Keeps what the adapter handed back after a step short of the job. Lease-guarded, as above. */
+export async function saveProviderState(
+  database: Database,
+  input: { batchId: string; workerId: string; state: string; now: number },
+): Promise<boolean> {
+  const updated = await database.write
+    .updateTable('batches')
+    .set({ provider_state: input.state, updated_at: input.now })
+    .where('id', '=', input.batchId)
+    .where('status', '=', 'submitting')
+    .where('locked_by', '=', input.workerId)
+    .executeTakeFirst();
+  return Number(updated.numUpdatedRows) > 0;
+}
+
+/** Which of these provider job ids a batch has recorded already (they belong to it, not to a lost call). */
+export async function recordedJobIds(database: Database, provider: string, jobIds: string[]): Promise<Set<string>> {
+  if (jobIds.length === 0) return new Set();
+  const rows = await database.read
+    .selectFrom('batches')
+    .select('job_id')
+    .where('provider', '=', provider)
+    .where('job_id', 'in', jobIds)
+    .execute();
+  return new Set(rows.map((r) => r.job_id as string));
+}
