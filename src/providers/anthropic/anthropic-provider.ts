@@ -1,0 +1,176 @@
+/** The Anthropic Message Batches provider (providers.md §1) over the official `@anthropic-ai/sdk`. */
+import Anthropic from '@anthropic-ai/sdk';
+import type { MessageBatch, MessageBatchIndividualResponse } from '@anthropic-ai/sdk/resources/messages/batches';
+import type { Clock } from '../../domain/clock.js';
+import {
+  type FoundJob,
+  type JobRef,
+  type JobStatus,
+  type Provider,
+  ProviderError,
+  type ProviderLimits,
+  type RequestResult,
+  type SubmissionLookup,
+  type SubmitInput,
+  type SubmitStep,
+} from '../provider.js';
+import { providerErrorOf } from './provider-errors.js';
+import { createBody } from './request-body.js';
+import { requestResultOf } from './result-mapping.js';
+import { findCandidates, LIST_PAGE_SIZE } from './submission-lookup.js';
+
+/** decisions.md: barge pins this API version whatever the SDK's default (2026-10-21 in SDK 1.x). */
+export const DEFAULT_ANTHROPIC_VERSION = '2023-06-01';
+export const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
+
+/** The API refuses a create body above 256 MB with a 413 (providers.md §1.7). */
+export const MAX_BODY_BYTES = 256 * 1024 * 1024;
+const MAX_REQUESTS = 100_000;
+/**
+ * What the create body adds to each stored input: `{"custom_id":"<≤64>","params":{"model":"<id>",`,
+ * `}` and a comma. The batcher packs by stored request bytes, so the limit it is given leaves this
+ * room for a full batch (100,000 × 256 bytes ≈ 24 MB) below the API's 256 MB.
+ */
+const ENVELOPE_BYTES_PER_REQUEST = 256;
+
+export const ANTHROPIC_LIMITS: ProviderLimits = {
+  maxRequests: MAX_REQUESTS,
+  maxBytes: MAX_BODY_BYTES - MAX_REQUESTS * ENVELOPE_BYTES_PER_REQUEST,
+  minRequests: 1,
+  completionWindowMs: 24 * 60 * 60 * 1000,
+  // A Message Batch takes minutes to an hour to run, so a minute spent filling it adds little to a
+  // cargo's wait, while it makes fewer, larger batches: fewer creates and polls against the batch
+  // API's per-minute limit (which counts every batch endpoint) and fewer jobs to watch.
+  defaultMaxWaitMs: 60_000,
+};
+
+/** A 404 on a batch younger than this is the API not showing a new batch yet (it has been seen a second after create). */
+export const NEW_BATCH_NOT_FOUND_GRACE_MS = 5 * 60_000;
+
+export interface AnthropicProviderOptions {
+  /** ANTHROPIC_API_KEY; sent by the SDK as `Authorization: Bearer`. */
+  apiKey: string;
+  /** ANTHROPIC_BASE_URL, without `/v1` (the SDK's paths start with it). */
+  baseUrl?: string;
+  /** The `anthropic-version` header on every call (BARGE_ANTHROPIC_VERSION). */
+  version?: string;
+  clock: Clock;
+  limits?: Partial<ProviderLimits>;
+  /** Batches per list page when looking for a lost create (tests lower it to see paging). */
+  listPageSize?: number;
+}
+
+/**
+ * Submits a batch as one Message Batch, polls it, streams its results file and cancels it. The SDK
+ * never retries (`maxRetries: 0`): the pipeline owns retries and backoff, and an SDK retry of a create
+ * whose answer was lost would make a second billed batch, since the API honours no idempotency key.
+ */
+export class AnthropicProvider implements Provider {
+  readonly name = 'anthropic';
+  readonly limits: ProviderLimits;
+  private readonly client: Anthropic;
+  private readonly apiKey: string;
+  private readonly clock: Clock;
+  private readonly listPageSize: number;
+
+  constructor(options: AnthropicProviderOptions) {
+    this.apiKey = options.apiKey;
+    this.clock = options.clock;
+    this.limits = { ...ANTHROPIC_LIMITS, ...options.limits };
+    this.listPageSize = options.listPageSize ?? LIST_PAGE_SIZE;
+    this.client = new Anthropic({
+      apiKey: options.apiKey,
+      baseURL: options.baseUrl ?? DEFAULT_ANTHROPIC_BASE_URL,
+      maxRetries: 0,
+      // Default headers are applied after the SDK's own, so this replaces its version.
+      defaultHeaders: { 'anthropic-version': options.version ?? DEFAULT_ANTHROPIC_VERSION },
+    });
+  }
+
+  /**
+   * One create call, whose body is assembled as text from the streamed requests (request-body.ts)
+   * and posted as is: `batches.create` would take a list of parsed request objects and serialise it
+   * again, two copies of a batch of up to 256 MB.
+   */
+  async submit(input: SubmitInput): Promise<SubmitStep> {
+    const { body } = await createBody(input.model, input.requests, {
+      maxRequests: this.limits.maxRequests,
+      maxBodyBytes: MAX_BODY_BYTES,
+    });
+    const batch = await this.call(null, () =>
+      this.client.post<MessageBatch>('/v1/messages/batches', {
+        body,
+        headers: { 'content-type': 'application/json' },
+      }),
+    );
+    return { kind: 'submitted', jobId: batch.id, state: null };
+  }
+
+  findSubmitted(lookup: SubmissionLookup): Promise<FoundJob[]> {
+    return this.call(null, () => findCandidates(this.client, lookup, this.listPageSize));
+  }
+
+  /**
+   * `in_progress` and `canceling` are running; `ended` covers completed, canceled and expired batches
+   * alike (each request's outcome is in the results). The API ends a batch itself at `expires_at`.
+   * No expected end is given: `expires_at` is only the 24-hour bound (most batches end within the
+   * hour), and polling would wait for it.
+   */
+  async status(job: JobRef): Promise<JobStatus> {
+    const batch = await this.call(job, () => this.client.messages.batches.retrieve(job.jobId));
+    if (batch.processing_status === 'ended') return { state: 'ended' };
+    return { state: 'running', expectedEndAt: null };
+  }
+
+  /**
+   * The SDK retrieves the batch and GETs its `results_url` (the API asks clients not to build that
+   * path), returning a JSONL decoder over the streamed body: lines are parsed and yielded as bytes
+   * arrive, so a 100,000-line file is never held whole.
+   */
+  async *results(job: JobRef): AsyncIterable<RequestResult> {
+    const lines = await this.call(job, () => this.client.messages.batches.results(job.jobId));
+    const iterator = lines[Symbol.asyncIterator]();
+    for (;;) {
+      let next: IteratorResult<MessageBatchIndividualResponse>;
+      try {
+        next = await iterator.next();
+      } catch (err) {
+        throw providerErrorOf(err, this.errorContext(job));
+      }
+      if (next.done) return;
+      yield requestResultOf(next.value);
+    }
+  }
+
+  /**
+   * Asks the API to cancel. A refusal because the batch is no longer in progress (it ended, or is
+   * already canceling) is what was wanted, so it is not an error.
+   */
+  async cancel(job: JobRef): Promise<void> {
+    try {
+      await this.call(job, () => this.client.messages.batches.cancel(job.jobId));
+    } catch (err) {
+      if (!(err instanceof ProviderError) || err.kind !== 'rejected') throw err;
+      const batch = await this.call(job, () => this.client.messages.batches.retrieve(job.jobId));
+      if (batch.processing_status === 'in_progress') throw err;
+    }
+  }
+
+  /** Nothing to remove: results stay downloadable for 29 days and go by themselves; they are not deleted. */
+  async cleanup(_job: JobRef): Promise<void> {}
+
+  /** Runs one SDK call, its failures as ProviderErrors. */
+  private async call<T>(job: JobRef | null, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (err) {
+      throw providerErrorOf(err, this.errorContext(job));
+    }
+  }
+
+  private errorContext(job: JobRef | null) {
+    const now = this.clock.now();
+    const notFoundIsRetryable = job !== null && now - job.submittedAt < NEW_BATCH_NOT_FOUND_GRACE_MS;
+    return { now, notFoundIsRetryable, apiKey: this.apiKey };
+  }
+}
