@@ -5,10 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { inputFileChunks } from '../../src/providers/openai/input-file.js';
 import { linesOf } from '../../src/providers/openai/jsonl-lines.js';
 import { resultOfLine } from '../../src/providers/openai/result-lines.js';
 import { chatCompletionBody, inputLine } from '../../src/providers/openai/translate-request.js';
 import { modelMessageOf, stopReasonOf } from '../../src/providers/openai/translate-response.js';
+import { ProviderError } from '../../src/providers/provider.js';
 
 test('system becomes a leading system message; max_tokens, stop_sequences renamed; sampling as given', () => {
   const body = chatCompletionBody('gpt-4o-mini', {
@@ -200,4 +202,36 @@ test('a download splits into lines across chunk boundaries, multi-byte character
   const lines: string[] = [];
   for await (const line of linesOf(stream)) lines.push(line);
   assert.deepEqual(lines, ['{"a":"é✓"}', '{"b":2}', '{"c":3}']);
+});
+
+test('the input file comes in chunks of whole lines and stops at the first line past the byte limit', async () => {
+  let read = 0;
+  const requests = (async function* () {
+    for (; read < 5000; read++) {
+      yield {
+        customId: `crg_${String(read).padStart(4, '0')}`,
+        input: JSON.stringify({ max_tokens: 1, messages: [{ role: 'user', content: 'x'.repeat(100) }] }),
+      };
+    }
+  })();
+  const lineBytes = Buffer.byteLength(
+    `${JSON.stringify({ custom_id: 'crg_0000', method: 'POST', url: '/v1/chat/completions', body: { model: 'm', messages: [{ role: 'user', content: 'x'.repeat(100) }], max_completion_tokens: 1 } })}\n`,
+  );
+  const chunks: Uint8Array[] = [];
+  await assert.rejects(
+    (async () => {
+      for await (const chunk of inputFileChunks('m', requests, 1000 * lineBytes)) chunks.push(chunk);
+    })(),
+    (err: unknown) => err instanceof ProviderError && err.kind === 'rejected' && /^file_too_large: /.test(err.message),
+  );
+  assert.equal(read, 1000, 'the 1,001st line is the first past the limit; nothing is read after it');
+  assert.ok(chunks.length > 1, 'more than one chunk');
+  const text = Buffer.concat(chunks).toString();
+  assert.ok(text.endsWith('\n'));
+  assert.ok(
+    text
+      .split('\n')
+      .slice(0, -1)
+      .every((line) => JSON.parse(line).url === '/v1/chat/completions'),
+  );
 });
