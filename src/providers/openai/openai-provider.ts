@@ -7,17 +7,16 @@
 import OpenAI, { APIError, toStreamingFile } from 'openai';
 import type { Batch } from 'openai/resources/batches';
 import type { Clock } from '../../domain/clock.js';
-import {
-  type FoundJob,
-  type JobRef,
-  type JobStatus,
-  type Provider,
-  ProviderError,
-  type ProviderLimits,
-  type RequestResult,
-  type SubmissionLookup,
-  type SubmitInput,
-  type SubmitStep,
+import type {
+  FoundJob,
+  JobRef,
+  JobStatus,
+  Provider,
+  ProviderLimits,
+  RequestResult,
+  SubmissionLookup,
+  SubmitInput,
+  SubmitStep,
 } from '../provider.js';
 import { inputFileChunks } from './input-file.js';
 import { jobStateText, parseJobState } from './job-state.js';
@@ -57,7 +56,6 @@ const MAX_LIST_PAGES = 20;
 /** A 404 on a batch this young means "not visible yet" (field-notes.md §1), so it is retried. */
 const YOUNG_BATCH_MS = 60_000;
 
-const RUNNING = new Set(['validating', 'in_progress', 'finalizing', 'cancelling']);
 const ENDED = new Set(['completed', 'expired', 'cancelled']);
 /** Nothing left to cancel. */
 const STOPPED = new Set(['cancelling', 'failed', ...ENDED]);
@@ -127,6 +125,9 @@ export class OpenAIProvider implements Provider {
       return file.id;
     } catch (err) {
       throw sourceError ?? providerErrorOf(err, this.errorContext());
+    } finally {
+      // An answer that came before the whole body was read leaves the store's reader open: close it.
+      await watched.return(undefined).catch(() => {});
     }
   }
 
@@ -159,14 +160,13 @@ export class OpenAIProvider implements Provider {
 
   async status(job: JobRef): Promise<JobStatus> {
     const batch = await this.retrieve(job);
-    if (RUNNING.has(batch.status)) {
-      // `expires_at` is the 24-hour deadline, not an estimate of the end: reporting it would make
-      // the poller wait a day. Null lets the poller back off with the job's age.
-      return { state: 'running', expectedEndAt: null };
-    }
-    if (ENDED.has(batch.status)) return { state: 'ended' };
     if (batch.status === 'failed') return { state: 'failed', message: failureMessage(batch) };
-    throw new ProviderError('retryable', `unknown_status: OpenAI reported batch status '${batch.status}'`);
+    if (ENDED.has(batch.status)) return { state: 'ended' };
+    // validating, in_progress, finalizing, cancelling, and any status OpenAI adds later: the
+    // completion deadline still bounds how long barge waits. `expires_at` is that deadline, not
+    // an estimate of the end: reporting it would make the poller wait a day. Null lets the poller
+    // back off with the job's age.
+    return { state: 'running', expectedEndAt: null };
   }
 
   /**
