@@ -14,8 +14,8 @@ const RENAMED = new Set(['messages', 'system', 'max_tokens', 'stop_sequences']);
  * The chat-completions body for one request. `system` becomes a leading system message,
  * `max_tokens` → `max_completion_tokens`, `stop_sequences` → `stop`; text blocks stay text content
  * parts. `temperature` and `top_p` go as given, and so does any field chat completions does not
- * know: the API then fails that one request with a 400 line naming it, not the whole batch (submit
- * validation refuses such fields for `openai` before they get here).
+ * know: the API then fails that one request with a 400 line naming it, not the whole batch
+ * (decisions.md has submit validation refuse `top_k` for `openai`, so it should never get here).
  */
 export function chatCompletionBody(model: string, input: ModelInput): Record<string, unknown> {
   const messages: { role: string; content: Message['content'] }[] = [];
