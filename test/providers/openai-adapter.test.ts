@@ -502,6 +502,12 @@ test('a 50,000-line output file is read as it downloads', async () => {
     }
     assert.equal(results, count);
     assert.ok(sentAtFirst > 0 && sentAtFirst < size, `first result after ${sentAtFirst} of ${size} bytes`);
+
+    // A consumer that stops early ends the download instead of leaving it open.
+    for await (const result of provider.results(job)) {
+      assert.ok(result.success);
+      break;
+    }
   } finally {
     releaseTail();
     proxy.closeAllConnections();

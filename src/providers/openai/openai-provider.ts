@@ -182,16 +182,21 @@ export class OpenAIProvider implements Provider {
       const response = await this.call(() => this.client.files.content(fileId));
       if (!response.body) continue;
       const lines = linesOf(response.body as ReadableStream<Uint8Array>);
-      for (;;) {
-        let next: IteratorResult<string>;
-        try {
-          next = await lines.next();
-        } catch (err) {
-          throw providerErrorOf(err, this.errorContext());
+      try {
+        for (;;) {
+          let next: IteratorResult<string>;
+          try {
+            next = await lines.next();
+          } catch (err) {
+            throw providerErrorOf(err, this.errorContext());
+          }
+          if (next.done) break;
+          const result = resultOfLine(next.value);
+          if (result) yield result;
         }
-        if (next.done) break;
-        const result = resultOfLine(next.value);
-        if (result) yield result;
+      } finally {
+        // A consumer that stops early stops the download too.
+        await lines.return(undefined);
       }
     }
   }
