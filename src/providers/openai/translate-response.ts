@@ -1,0 +1,58 @@
+/**
+ * Response translation for OpenAI's Batch API: a chat completion becomes the interface document's
+ * model message (spec/decisions.md, "What the result's response is, per provider"), with `id` and
+ * `model` as OpenAI returned them.
+ */
+import type { ModelMessage } from '../../domain/model-message.js';
+
+export interface ChatCompletion {
+  id?: string;
+  model?: string;
+  choices?: {
+    finish_reason?: string | null;
+    message?: { content?: string | null; refusal?: string | null } | null;
+  }[];
+  usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
+}
+
+/**
+ * `stop` → `end_turn`, `length` → `max_tokens`, `content_filter` → `refusal` (decisions.md);
+ * `tool_calls` and the legacy `function_call` → `tool_use`, their Messages-API counterpart. Chat
+ * completions does not say whether `stop` came from a stop sequence or the model's own end, so it
+ * is always `end_turn` and `stop_sequence` is null. Anything unknown is `end_turn`: the text is
+ * complete as far as anyone can tell.
+ */
+export function stopReasonOf(finishReason: string | null | undefined): ModelMessage['stop_reason'] {
+  switch (finishReason) {
+    case 'length':
+      return 'max_tokens';
+    case 'content_filter':
+      return 'refusal';
+    case 'tool_calls':
+    case 'function_call':
+      return 'tool_use';
+    default:
+      return 'end_turn';
+  }
+}
+
+export function modelMessageOf(completion: ChatCompletion): ModelMessage {
+  const choice = completion.choices?.[0];
+  const message = choice?.message;
+  // A refusal arrives as `refusal` text with `content: null`; it is the answer the client gets.
+  const refused = typeof message?.refusal === 'string' && message.refusal !== '' && !message.content;
+  const text = (refused ? message?.refusal : message?.content) ?? '';
+  return {
+    id: completion.id ?? '',
+    type: 'message',
+    role: 'assistant',
+    content: [{ type: 'text', text }],
+    model: completion.model ?? '',
+    stop_reason: refused ? 'refusal' : stopReasonOf(choice?.finish_reason),
+    stop_sequence: null,
+    usage: {
+      input_tokens: completion.usage?.prompt_tokens ?? 0,
+      output_tokens: completion.usage?.completion_tokens ?? 0,
+    },
+  };
+}
