@@ -9,6 +9,7 @@ import type {
   Provider,
   ProviderLimits,
   RequestResult,
+  SubmissionLookup,
   SubmitInput,
   SubmitStep,
 } from '../provider.js';
@@ -61,7 +62,7 @@ export class MockProvider implements Provider {
   }
 
   /** A lost svc-mock submission created nothing anywhere: there is nothing to find. */
-  async findSubmitted(): Promise<FoundJob[]> {
+  async findSubmitted(_lookup: SubmissionLookup): Promise<FoundJob[]> {
     return [];
   }
 
@@ -106,7 +107,7 @@ export class MockProvider implements Provider {
   }
 
   /** The pipeline records the cancel on the batch (`canceledAt`), which is all a svc-mock job needs. */
-  async cancel(): Promise<void> {}
+  async cancel(_job: JobRef): Promise<void> {}
 
   async cleanup(): Promise<void> {}
 }
