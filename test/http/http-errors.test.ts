@@ -371,10 +371,10 @@ for (const backend of await backends({ childProcesses: true })) {
       for (const status of ['200', '400', '413', '422']) assert.ok(load.responses[status], `load documents ${status}`);
       assert.ok(load.requestBody.content['application/json'].schema.properties.params);
       const usage = doc.paths['/usage'].get;
-      assert.deepEqual(
-        usage.parameters.map((p: { in: string; name: string }) => `${p.in}:${p.name}`).sort(),
-        ['query:from', 'query:to'],
-      );
+      assert.deepEqual(usage.parameters.map((p: { in: string; name: string }) => `${p.in}:${p.name}`).sort(), [
+        'query:from',
+        'query:to',
+      ]);
       assert.ok(usage.responses['400'], 'usage documents 400');
       assert.equal(doc.paths['/health'].get.security, undefined, 'health needs no key');
     });
