@@ -157,6 +157,19 @@ for (const backend of await backends()) {
       assert.deepEqual(await dates(`?to=${secondDay}`), [firstDay, secondDay]);
     });
 
+    test('a purged result keeps its usage', async () => {
+      const { worker } = await h.worker({ latencyMs: 0 });
+      const { key } = await createProjectWithKey(h.db.database);
+      const id = await load(key, mockBody('short-lived', { result_ttl_seconds: 3600 }));
+      await complete(worker);
+      const before = await usage(key);
+      assert.equal(before.totals.cargo, 1);
+      clock.advance(2 * 3_600_000);
+      await worker.runUntilIdle();
+      assert.equal((await h.app.request('GET', `/cargo/${id}/result`, { key })).status, 410);
+      assert.deepEqual(await usage(key), before);
+    });
+
     test('bad days, from after to, ranges over 366 days and unknown parameters are 400 naming the parameter', async () => {
       const { key } = await createProjectWithKey(h.db.database);
       const refused = async (query: string, detail: RegExp, path: string) => {
