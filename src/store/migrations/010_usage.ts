@@ -1,3 +1,4 @@
+/** Migration 010: tokens and cost on every result, tokens on staged records, padding tokens on batches. */
 import { type Kysely, sql } from 'kysely';
 
 /**
