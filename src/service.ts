@@ -8,6 +8,7 @@ import { awsDeliveryDeps } from './delivery/aws/connection-access.js';
 import { buildChannels, delivererSettings } from './delivery/registry.js';
 import { DeliveryWorker } from './delivery/worker.js';
 import { type Clock, systemClock } from './domain/clock.js';
+import type { PriceLookup } from './domain/usage.js';
 import { buildApp, buildProbeServer } from './http/app.js';
 import { smtpMailer } from './mail/mailer.js';
 import { prometheusMetrics } from './metrics/prometheus.js';
@@ -49,6 +50,8 @@ export interface ServiceDeps {
   metrics?: Metrics;
   /** Providers to use instead of (or besides) the configured ones, by name (tests). */
   providers?: Provider[];
+  /** The prices results are costed at, instead of the built-in ones (tests). */
+  prices?: PriceLookup;
   /** Where the API listens; default the config's host and port. */
   listen?: { host: string; port: number };
   /** Start the worker loops (default); false leaves them to runUntilIdle (tests with a manual clock). */
@@ -153,6 +156,7 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
           submissions: new ByteBudget(DEFAULT_BUDGET_BYTES),
           collections: new ByteBudget(DEFAULT_BUDGET_BYTES),
         },
+        prices: deps.prices ?? builtInPrices,
       },
       {
         idleMaxMs,
@@ -335,6 +339,13 @@ async function createDevelopmentProject(
     ].join('\n'),
   );
 }
+
+/**
+ * svc-mock is free; no other price is known yet. Temporary: the model catalog's
+ * `prices_usd_per_mtok` replaces this lookup once the catalog is in.
+ */
+const builtInPrices: PriceLookup = (provider) =>
+  provider === 'mock' ? { input: 0, output: 0, batch_input: 0, batch_output: 0 } : null;
 
 /** Accepted cargo, counted by the provider and model routing chose. */
 function countAccepted(metrics: Metrics, rows: NewCargo[]): void {

@@ -15,6 +15,7 @@ import { runCommand } from './context.js';
 import { registerKeyCommands } from './keys.js';
 import { print, printError } from './output.js';
 import { registerProjectCommands } from './projects.js';
+import { registerUsageCommand } from './usage.js';
 
 const program = new Command('barge')
   .description('Batch gateway for model requests')
@@ -96,6 +97,7 @@ registerProjectCommands(program, runCommand);
 registerKeyCommands(program, runCommand);
 registerCargoCommands(program, runCommand);
 registerConnectionCommands(program, runCommand);
+registerUsageCommand(program, runCommand);
 
 function parseRole(value: string): Role {
   if (value === 'all' || value === 'api' || value === 'worker') return value;

@@ -89,7 +89,14 @@ export const errors = {
   // The request body.
   /** Names the first MAX_REPORTED_ERRORS problems, and says how many more there were. */
   invalidBody: (fieldErrors: FieldError[]) =>
-    new ApiError('invalid_body', 400, summarize(fieldErrors), { errors: fieldErrors.slice(0, MAX_REPORTED_ERRORS) }),
+    new ApiError('invalid_body', 400, summarize('Invalid request body', fieldErrors), {
+      errors: fieldErrors.slice(0, MAX_REPORTED_ERRORS),
+    }),
+  /** The query string: each path is a parameter's name. */
+  invalidQuery: (fieldErrors: FieldError[]) =>
+    new ApiError('invalid_query', 400, summarize('Invalid query', fieldErrors), {
+      errors: fieldErrors.slice(0, MAX_REPORTED_ERRORS),
+    }),
   malformedJson: (why: string) => new ApiError('malformed_json', 400, `Request body is not valid JSON: ${why}`),
   forbiddenJsonKey: (key: '__proto__' | 'constructor.prototype', at: string) =>
     new ApiError(
@@ -189,9 +196,9 @@ export type ErrorCode = ReturnType<(typeof errors)[keyof typeof errors]>['code']
 /** A 400 lists at most this many problems (a body may have millions): its detail counts the rest. */
 export const MAX_REPORTED_ERRORS = 50;
 
-function summarize(fieldErrors: FieldError[]): string {
+function summarize(what: string, fieldErrors: FieldError[]): string {
   const first = fieldErrors[0];
-  if (!first) return 'Invalid request body.';
+  if (!first) return `${what}.`;
   const more = fieldErrors.length > 1 ? ` (and ${fieldErrors.length - 1} more)` : '';
-  return `Invalid request body: ${first.path ? `${first.path} ` : ''}${first.message}${more}.`;
+  return `${what}: ${first.path ? `${first.path} ` : ''}${first.message}${more}.`;
 }

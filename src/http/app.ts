@@ -106,6 +106,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       onTouchError: (err) => app.log.warn({ err }, 'could not record last_used_at'),
     }),
     database: deps.database,
+    clock: deps.clock,
     bodies: { budgetBytes: config.inFlightBodyBytes, bodyLimit: config.bodyLimitBytes },
     rateLimit: {
       database: deps.database,

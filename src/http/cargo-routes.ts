@@ -6,11 +6,13 @@ import type {
   RawRequestDefaultExpression,
   RawServerDefault,
 } from 'fastify';
+import type { Clock } from '../domain/clock.js';
 import type { Database } from '../store/database.js';
 import { type Authenticator, authOf, requireApiKey } from './auth.js';
 import { limitBodiesInFlight } from './body-budget.js';
 import { type RateLimitOptions, registerRateLimit } from './rate-limit.js';
 import { registerGetCargoResult } from './routes/get-cargo-result.js';
+import { registerGetUsage } from './routes/get-usage.js';
 import { type LoadCargoDeps, registerLoadCargo } from './routes/load-cargo.js';
 import { registerTrackCargo } from './routes/track-cargo.js';
 
@@ -32,12 +34,13 @@ export interface CargoRoutesOptions {
   /** Bytes of request bodies held at once (body-budget.ts), and the largest one body may be. */
   bodies: { budgetBytes: number; bodyLimit: number };
   database: Database;
+  clock: Clock;
   rateLimit: Omit<RateLimitOptions, 'projectOf'>;
   loadCargo: LoadCargoDeps;
 }
 
 /**
- * Every operation on cargo, in one encapsulated scope whose onRequest hooks check the API key and
+ * Every operation of a project's API key (its cargo, its usage), in one encapsulated scope whose onRequest hooks check the API key and
  * then the project's rate limit. Both run before the body is read, so the check order of README
  * holds: header missing, format, key lookup, expiry, project inactive (401/403), rate limit
  * (429), then the body (400/413/415), the delivery target (422) and ownership (404) in the route.
@@ -52,4 +55,5 @@ export const cargoRoutes: FastifyPluginAsyncTypebox<CargoRoutesOptions> = async 
   registerLoadCargo(scope, options.loadCargo);
   registerTrackCargo(scope, { database: options.database });
   registerGetCargoResult(scope, { database: options.database });
+  registerGetUsage(scope, { database: options.database, clock: options.clock });
 };

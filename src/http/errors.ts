@@ -56,11 +56,15 @@ export function fieldErrors(validation: AjvError[]): FieldError[] {
 }
 
 function toApiError(
-  error: FastifyError & { validation?: AjvError[] },
+  error: FastifyError & { validation?: AjvError[]; validationContext?: string },
   request: FastifyRequest,
   bodyLimit: number,
 ): ApiError | null {
   if (error instanceof ApiError) return error;
+  if (error.validation && error.validationContext === 'querystring') {
+    // A query parameter is named as it is written, not as a JSON pointer.
+    return errors.invalidQuery(fieldErrors(error.validation).map((e) => ({ ...e, path: e.path.replace(/^\//, '') })));
+  }
   if (error.validation) return errors.invalidBody(fieldErrors(error.validation));
   if (isDatabaseUnavailable(error)) return errors.databaseUnreachable();
   switch (error.code) {

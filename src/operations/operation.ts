@@ -50,7 +50,9 @@ export type OperationErrorCode =
   | 'result_not_ready'
   | 'result_purged'
   | 'no_delivery_requested'
-  | 'delivery_in_progress';
+  | 'delivery_in_progress'
+  // usage
+  | 'invalid_usage_range';
 
 export interface OperationError {
   code: OperationErrorCode;
@@ -145,6 +147,10 @@ export const refusals = {
     code: 'target_not_allowed',
     message: `${target} is not on the allow-list of ${connectionId}`,
   }),
+  /** `name` is `from` or `to`: the day at fault, or the one the range is measured from. */
+  invalidUsageRange: (name: 'from' | 'to', value: string, problem: string) =>
+    invalid('invalid_usage_range', name, value, problem),
+
   checkTooSoon: (
     connectionId: string,
     intervalMs: number,

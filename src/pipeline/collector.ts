@@ -8,8 +8,18 @@ import {
   recordResultJson,
   withRecordId,
 } from '../domain/records.js';
+import {
+  addTokens,
+  NO_TOKENS,
+  type Prices,
+  type Tokens,
+  type Usage,
+  usageOf,
+  usageOfMessage,
+} from '../domain/usage.js';
 import type { JobRef, Provider, RequestResult } from '../providers/provider.js';
 import type { BatchRow } from '../store/batches/due.js';
+import { recordPaddingUsage } from '../store/batches/padding-usage.js';
 import { extendLease } from '../store/leases.js';
 import { type AwaitingCargo, cargoAwaitingResults, cargoRequest } from '../store/results/awaiting.js';
 import { type StagedRecord, stagedRecordResults, stageRecordResults } from '../store/results/stage-records.js';
@@ -36,6 +46,8 @@ const turn = () => new Promise((resolve) => setImmediate(resolve));
  * Streams an ended job's results into the mailbox. Plain cargo get their result as it arrives;
  * a `records` cargo's per-record results are staged and assembled in input order at the end. Cargo
  * the provider returned nothing for fail. Safe to run again after a crash: stored results stay.
+ * Each result keeps its tokens and their cost at the batch's prices (ctx.prices); what padding
+ * requests used goes on the batch, never on a project.
  *
  * `canceledMeans`: when the job was canceled because its completion window closed, the requests it
  * canceled count as expired.
@@ -63,6 +75,8 @@ async function collect(
   const plain: NewResult[] = [];
   const staged: StagedRecord[] = [];
   const seen = new Set<string>();
+  const prices = ctx.prices(batch.provider, batch.provider_model);
+  const padding = { tokens: NO_TOKENS };
 
   let leaseUntil = batch.locked_until ?? 0;
   const lease = { batchId: batch.id, workerId: ctx.workerId };
@@ -82,7 +96,7 @@ async function collect(
   const flush = () => writer.flush(plain.splice(0), staged.splice(0));
 
   try {
-    await collectInto(provider, job, options, { awaiting, plain, staged, seen, flush });
+    await collectInto(provider, job, options, { awaiting, plain, staged, seen, flush, prices, padding });
     // Staged records must be committed before they are read back and assembled.
     await flush();
     await writer.settle();
@@ -90,14 +104,19 @@ async function collect(
     const missing = options.canceledMeans === 'expired' ? EXPIRED_ERROR : NO_RESULT_ERROR;
     for (const cargo of awaiting.values()) {
       if (cargo.isRecords) {
-        plain.push(await assembleRecordsCargo(ctx, cargo, missing));
+        plain.push(await assembleRecordsCargo(ctx, cargo, missing, prices));
       } else if (!seen.has(cargo.id)) {
-        plain.push(newResult(cargo, false, null, missing));
+        plain.push(newResult(cargo, false, null, missing, usageOf(prices, NO_TOKENS)));
       }
       if (plain.length >= FLUSH_EVERY) await flush();
     }
     await flush();
     await writer.settle();
+    // The whole job's padding, known once its results are read: one write, and only for batches
+    // that were padded.
+    if (padding.tokens.inputTokens > 0 || padding.tokens.outputTokens > 0) {
+      await recordPaddingUsage(ctx.database, lease, padding.tokens);
+    }
   } catch (err) {
     // Nothing of this collection may still be writing once the caller has given the batch up.
     await writer.settle().catch(() => {});
@@ -111,6 +130,10 @@ interface Collection {
   staged: StagedRecord[];
   seen: Set<string>;
   flush: () => Promise<void>;
+  /** The batch's prices, or null when none are known. */
+  prices: Prices | null;
+  /** What the padding requests used, summed as their results arrive. */
+  padding: { tokens: Tokens };
 }
 
 /** Turns the provider's results into pending writes, flushing every FLUSH_EVERY. */
@@ -118,11 +141,14 @@ async function collectInto(
   provider: Provider,
   job: JobRef,
   options: { canceledMeans: 'canceled' | 'expired' },
-  { awaiting, plain, staged, seen, flush }: Collection,
+  { awaiting, plain, staged, seen, flush, prices, padding }: Collection,
 ): Promise<void> {
   let sinceTurn = 0;
   for await (const result of provider.results(job)) {
     const id = parseCustomId(result.customId);
+    // A failed request used nothing.
+    const tokens = result.success ? usageOfMessage(result.response) : NO_TOKENS;
+    if (id.kind === 'padding') padding.tokens = addTokens(padding.tokens, tokens);
     if (id.kind !== 'cargo') continue;
     const cargo = awaiting.get(id.cargoId);
     if (!cargo) continue;
@@ -133,10 +159,11 @@ async function collectInto(
         recordIndex: id.recordIndex,
         success: outcome.success,
         body: recordResultJson(outcome),
+        ...tokens,
       });
     } else if (!cargo.isRecords) {
       seen.add(cargo.id);
-      plain.push(newResult(cargo, outcome.success, outcome.responseJson, outcome.error));
+      plain.push(newResult(cargo, outcome.success, outcome.responseJson, outcome.error, usageOf(prices, tokens)));
     }
     if (plain.length + staged.length >= FLUSH_EVERY) await flush();
     else if (++sinceTurn >= TURN_EVERY) {
@@ -182,6 +209,7 @@ function newResult(
   success: boolean,
   responseJson: string | null,
   error: string | null,
+  usage: Usage,
 ): NewResult {
   return {
     cargoId: cargo.id,
@@ -192,20 +220,28 @@ function newResult(
     isRecords: cargo.isRecords,
     nextStatus: statusAfterResult(success, cargo.channels.length),
     channels: cargo.channels,
+    usage,
   };
 }
 
-/** Builds a records cargo's result from its staged records, in input order. */
-async function assembleRecordsCargo(ctx: PipelineContext, cargo: AwaitingCargo, missing: string): Promise<NewResult> {
+/** Builds a records cargo's result from its staged records, in input order; its usage is their sum. */
+async function assembleRecordsCargo(
+  ctx: PipelineContext,
+  cargo: AwaitingCargo,
+  missing: string,
+  prices: Prices | null,
+): Promise<NewResult> {
   const { requests } = JSON.parse(await cargoRequest(ctx.database, cargo.id)) as { requests: { recordId: string }[] };
   const staged = new Map((await stagedRecordResults(ctx.database, cargo.id)).map((r) => [r.recordIndex, r]));
   let failed = 0;
+  let tokens = NO_TOKENS;
   const bodies = requests.map((request, index) => {
     const record = staged.get(index);
     if (!record?.success) failed++;
+    if (record) tokens = addTokens(tokens, record);
     const body = record?.body ?? recordResultJson({ success: false, responseJson: null, error: missing });
     return withRecordId(request.recordId, body);
   });
   const assembled = assembleRecords(bodies, failed);
-  return newResult(cargo, assembled.success, assembled.responseJson, assembled.errorMessage);
+  return newResult(cargo, assembled.success, assembled.responseJson, assembled.errorMessage, usageOf(prices, tokens));
 }

@@ -1,4 +1,5 @@
 import type { Clock } from '../domain/clock.js';
+import type { PriceLookup } from '../domain/usage.js';
 import type { Logger, Metrics } from '../ports.js';
 import type { Provider } from '../providers/provider.js';
 import type { Database } from '../store/database.js';
@@ -31,6 +32,8 @@ export interface PipelineContext {
    * once (byte-budget.ts): memory follows these bounds, not the largest batches.
    */
   budgets: { submissions: ByteBudget; collections: ByteBudget };
+  /** The prices of a batch's (provider, provider model), for the cost of its results; null: none known. */
+  prices: PriceLookup;
 }
 
 /**

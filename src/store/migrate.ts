@@ -8,6 +8,7 @@ import * as targetsOutbox from './migrations/005_targets_outbox.js';
 import * as resultDeliveriesOnce from './migrations/006_result_deliveries_once.js';
 import * as storageBudget from './migrations/007_storage_budget.js';
 import * as narrowCargo from './migrations/009_narrow_cargo.js';
+import * as usage from './migrations/010_usage.js';
 import * as submitSteps from './migrations/011_submit_steps.js';
 
 interface Migration {
@@ -26,6 +27,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['006_result_deliveries_once', resultDeliveriesOnce],
   ['007_storage_budget', storageBudget],
   ['009_narrow_cargo', narrowCargo],
+  ['010_usage', usage],
   ['011_submit_steps', submitSteps],
 ];
 

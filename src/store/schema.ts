@@ -99,6 +99,14 @@ export interface ResultsTable {
   created_at: number;
   expires_at: number;
   purged_at: number | null;
+  /** The cargo's project (copied for GET /usage; null only on rows older than migration 010). */
+  project_id: string | null;
+  /** Tokens the result used (summed over a records cargo's records); 0 on failure. */
+  input_tokens: Generated<number>;
+  output_tokens: Generated<number>;
+  /** USD at the model's batch prices, and at its real-time prices; null when no price was known. */
+  cost_usd: number | null;
+  standard_cost_usd: number | null;
 }
 
 export interface RateLimitWindowsTable {
@@ -123,6 +131,9 @@ export interface BatchesTable {
   cargo_count: number;
   request_count: number;
   padding_count: number;
+  /** Tokens the padding requests used: the operator's cost, never on a project. */
+  padding_input_tokens: Generated<number>;
+  padding_output_tokens: Generated<number>;
   request_bytes: number;
   created_at: number;
   submitted_at: number | null;
@@ -147,6 +158,8 @@ export interface RecordResultsTable {
   success: number;
   /** JSON of `{recordId, success, response, error}`. */
   body: string;
+  input_tokens: Generated<number>;
+  output_tokens: Generated<number>;
 }
 
 export type DeliveryChannelName = ChannelName;

@@ -12,6 +12,7 @@ import { assertDetail } from '../helpers/assertions.js';
 import { type Backend, backends, PG_URL } from '../helpers/backends.js';
 import { harness } from '../helpers/harness.js';
 import { assertBuildIsFresh, nodeFlagsOf } from '../helpers/serve.js';
+import { waitFor } from '../helpers/wait.js';
 
 /** The built command, as installed (`npm test` builds it first). */
 const MAIN = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
@@ -156,6 +157,47 @@ for (const backend of await backends({ childProcesses: true })) {
       assert.match(activated.stdout, new RegExp(`${slug} is now active`));
       assert.equal((await projectRow(slug))?.is_active, 1);
       assert.equal((await h.app.request('POST', '/cargo/load', { key, body: mockBody('hi') })).status, 200);
+    });
+
+    test('usage prints the report GET /usage answers, as JSON and as a table; --from and --to choose the days', async () => {
+      const { worker } = await h.worker({ latencyMs: 0, settings: { batchMaxWaitMs: 0 } });
+      const { slug, key } = await createProjectWithKey(h.db.database);
+      const loaded = await h.app.request('POST', '/cargo/load', { key, body: mockBody('usage from the command line') });
+      assert.equal(loaded.status, 200, loaded.text);
+      await waitFor(
+        'the result',
+        async () => {
+          await worker.runUntilIdle();
+          return (await h.app.request('GET', `/cargo/${loaded.body.cargo_id}/result`, { key })).status;
+        },
+        (status) => status === 200,
+        { timeoutMs: 10_000, intervalMs: 50 },
+      );
+      const api = await h.app.request('GET', '/usage', { key });
+      assert.equal(api.status, 200, api.text);
+      const [row] = api.body.data;
+      assert.equal(row.model, 'svc-mock');
+      assert.ok(row.input_tokens > 0 && row.output_tokens > 0);
+
+      const [json, text, old] = await Promise.all([
+        cli('usage', slug, '--json'),
+        cli('usage', slug),
+        cli('usage', slug, '--from', '2020-01-01', '--to', '2020-01-31', '--json'),
+      ]);
+      assert.deepEqual(oneJsonObject(ok(json)), api.body);
+      const cells = `${row.date}\\s+svc-mock\\s+1\\s+1\\s+${row.input_tokens}\\s+${row.output_tokens}\\s+\\$0\\.000000\\s+\\$0\\.000000`;
+      assert.match(ok(text).stdout, new RegExp(`^${cells}$`, 'm'));
+      assert.match(text.stdout, /^total\s+1\s+1\s/m);
+      assert.deepEqual(oneJsonObject(ok(old)).data, []);
+
+      const [badDay, backwards, unknown] = await Promise.all([
+        cli('usage', slug, '--from', '2026-13-01', '--json'),
+        cli('usage', slug, '--from', '2026-02-02', '--to', '2026-02-01', '--json'),
+        cli('usage', 'no-such-project', '--json'),
+      ]);
+      failed(badDay, /invalid --from '2026-13-01': use a UTC day as YYYY-MM-DD/);
+      failed(backwards, /invalid --from '2026-02-02': is after to \(2026-02-01\)/);
+      failed(unknown, /no project 'no-such-project'/);
     });
 
     test('project create: a duplicate slug fails with a clear message and changes nothing', async () => {

@@ -1,5 +1,6 @@
 import type { Config } from '../../src/config.js';
 import type { Clock } from '../../src/domain/clock.js';
+import type { PriceLookup } from '../../src/domain/usage.js';
 import { MockProvider } from '../../src/providers/mock/mock-provider.js';
 import type { Provider, ProviderLimits } from '../../src/providers/provider.js';
 import { createService, type Service } from '../../src/service.js';
@@ -21,6 +22,8 @@ export async function testWorker(
     settings?: Partial<Config['pipeline']>;
     providers?: Provider[];
     config?: Partial<Config>;
+    /** The prices results are costed at (default: the service's built-in ones). */
+    prices?: PriceLookup;
   } = {},
 ): Promise<{ worker: Service; mock: MockProvider }> {
   const base = testConfig(options.config);
@@ -38,6 +41,7 @@ export async function testWorker(
     database,
     clock,
     providers: [mock, ...(options.providers ?? [])],
+    ...(options.prices ? { prices: options.prices } : {}),
     startWorkers: false,
     idleMaxMs: 1000,
   });

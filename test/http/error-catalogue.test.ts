@@ -34,6 +34,7 @@ const ENTRIES: { [K in keyof Catalogue]: { code: string; args: Parameters<Catalo
   heldByteBudgetExceeded: { code: 'held_byte_budget_exceeded', args: [1024, 600] },
   storageFull: { code: 'storage_full', args: [60] },
   invalidBody: { code: 'invalid_body', args: [[{ path: '/params/model', message: 'is required' }]] },
+  invalidQuery: { code: 'invalid_query', args: [[{ path: 'from', message: 'is after to (2026-11-22)' }]] },
   malformedJson: { code: 'malformed_json', args: ['Unexpected end of JSON input'] },
   forbiddenJsonKey: { code: 'forbidden_json_key', args: ['__proto__', '/metadata'] },
   unsupportedMediaType: { code: 'unsupported_media_type', args: ['text/plain'] },

@@ -347,6 +347,7 @@ for (const backend of await backends({ childProcesses: true })) {
         ['/cargo/load', 'post'],
         ['/cargo/{cargo_id}/tracking', 'get'],
         ['/cargo/{cargo_id}/result', 'get'],
+        ['/usage', 'get'],
         ['/health', 'get'],
       ];
       for (const [path, method] of operations) {
@@ -357,7 +358,7 @@ for (const backend of await backends({ childProcesses: true })) {
           assert.ok(response.description, `${path} ${status} has a description`);
         }
       }
-      for (const [path, method] of operations.slice(0, 3)) {
+      for (const [path, method] of operations.slice(0, 4)) {
         const operation = doc.paths[path][method];
         assert.deepEqual(operation.security, [{ [schemeName]: [] }], `${path} requires X-API-Key`);
         for (const status of ['401', '403', '429']) {
@@ -369,6 +370,12 @@ for (const backend of await backends({ childProcesses: true })) {
       const load = doc.paths['/cargo/load'].post;
       for (const status of ['200', '400', '413', '422']) assert.ok(load.responses[status], `load documents ${status}`);
       assert.ok(load.requestBody.content['application/json'].schema.properties.params);
+      const usage = doc.paths['/usage'].get;
+      assert.deepEqual(usage.parameters.map((p: { in: string; name: string }) => `${p.in}:${p.name}`).sort(), [
+        'query:from',
+        'query:to',
+      ]);
+      assert.ok(usage.responses['400'], 'usage documents 400');
       assert.equal(doc.paths['/health'].get.security, undefined, 'health needs no key');
     });
 

@@ -260,6 +260,7 @@ for (const backend of await backends()) {
           submissions: new ByteBudget(DEFAULT_BUDGET_BYTES),
           collections: new ByteBudget(DEFAULT_BUDGET_BYTES),
         },
+        prices: () => null,
       });
       const claim = (workerId: string) =>
         claimDueBatches(db.database, { status: 'submitting', workerId, now: clock.now(), leaseMs: 1000, limit: 10 });

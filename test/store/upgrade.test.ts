@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 import { ManualClock } from '../../src/domain/clock.js';
 import { newId } from '../../src/domain/ids.js';
 import { ALL_CARGO_STATUSES } from '../../src/domain/lifecycle.js';
+import { usageReport } from '../../src/operations/usage.js';
 import { findCargoForProject } from '../../src/store/cargo/find-for-project.js';
 import { migrate } from '../../src/store/migrate.js';
 import { createProjectWithKey, storedCargo } from '../helpers/app.js';
@@ -137,6 +138,77 @@ for (const backend of await backends()) {
         assert.equal(done?.status, 'completed');
         assert.match(done?.result?.response ?? '', /"role":"assistant"/);
         await worker.close();
+      } finally {
+        await db.drop();
+      }
+    });
+
+    test('results, records and batches stored before usage was recorded get 0 tokens, null costs and their project', async () => {
+      const db = await backend.create({ migrateThrough: '009_narrow_cargo' });
+      try {
+        const old = db.database.write as unknown as Kysely<any>;
+        const { projectId } = await createProjectWithKey(db.database, { now: T0 });
+        const cargoId = newId('crg', T0);
+        await old
+          .insertInto('cargo')
+          .values({
+            id: cargoId,
+            project_id: projectId,
+            status: 'completed',
+            model: 'svc-mock',
+            provider: 'mock',
+            provider_model: 'svc-mock',
+            request_count: 1,
+            is_records: 0,
+            request_bytes: 10,
+            result_ttl_seconds: 3600,
+            created_at: T0,
+            updated_at: T0,
+          })
+          .execute();
+        await old
+          .insertInto('results')
+          .values({ cargo_id: cargoId, success: 1, response: '{}', created_at: T0, expires_at: T0 + 3_600_000 })
+          .execute();
+        await old
+          .insertInto('record_results')
+          .values({ cargo_id: cargoId, record_index: 0, success: 1, body: '{}' })
+          .execute();
+
+        const report = await migrate(db.database);
+        assert.deepEqual(report.applied, ['010_usage']);
+        const result = await db.database.read
+          .selectFrom('results')
+          .selectAll()
+          .where('cargo_id', '=', cargoId)
+          .executeTakeFirstOrThrow();
+        assert.deepEqual(
+          [
+            result.project_id,
+            Number(result.input_tokens),
+            Number(result.output_tokens),
+            result.cost_usd,
+            result.standard_cost_usd,
+          ],
+          [projectId, 0, 0, null, null],
+        );
+        const record = await db.database.read.selectFrom('record_results').selectAll().executeTakeFirstOrThrow();
+        assert.deepEqual([record.input_tokens, record.output_tokens], [0, 0]);
+        // The old result counts in the project's usage, with its cargo and no cost known.
+        const usage = await usageReport(
+          { database: db.database, clock: new ManualClock(T0) },
+          { projectId, from: '2026-11-23', to: '2026-11-23' },
+        );
+        assert.ok(usage.ok);
+        assert.deepEqual(usage.value.totals, {
+          cargo: 1,
+          requests: 1,
+          input_tokens: 0,
+          output_tokens: 0,
+          cost_usd: null,
+          standard_cost_usd: null,
+          savings_usd: null,
+        });
       } finally {
         await db.drop();
       }

@@ -1,8 +1,10 @@
+/** Staging a records cargo's per-record results until every record has one, under the batch's lease. */
+import type { Tokens } from '../../domain/usage.js';
 import { statementChunks } from '../chunks.js';
 import type { Database } from '../database.js';
 import { assertBatchLease, type BatchLease } from '../leases.js';
 
-export interface StagedRecord {
+export interface StagedRecord extends Tokens {
   cargoId: string;
   recordIndex: number;
   success: boolean;
@@ -19,7 +21,7 @@ export async function stageRecordResults(
   if (records.length === 0) return;
   await database.write.transaction().execute(async (tx) => {
     await assertBatchLease(tx, database.dialect, lease);
-    for (const part of statementChunks(records, 4, (r) => r.body.length)) {
+    for (const part of statementChunks(records, 6, (r) => r.body.length)) {
       await tx
         .insertInto('record_results')
         .values(
@@ -28,6 +30,8 @@ export async function stageRecordResults(
             record_index: r.recordIndex,
             success: r.success ? 1 : 0,
             body: r.body,
+            input_tokens: r.inputTokens,
+            output_tokens: r.outputTokens,
           })),
         )
         .onConflict((oc) => oc.columns(['cargo_id', 'record_index']).doNothing())
@@ -49,5 +53,7 @@ export async function stagedRecordResults(database: Database, cargoId: string): 
     recordIndex: r.record_index,
     success: r.success === 1,
     body: r.body,
+    inputTokens: r.input_tokens,
+    outputTokens: r.output_tokens,
   }));
 }

@@ -1,5 +1,6 @@
 /** Storing results: the result rows, their deliveries and the cargo's move, under the batch's lease. */
 import { type CargoStatus, movableFrom } from '../../domain/lifecycle.js';
+import type { Usage } from '../../domain/usage.js';
 import { chunks, statementChunks } from '../chunks.js';
 import type { Database } from '../database.js';
 import { type DeliveryRequest, insertDeliveries } from '../deliveries/create.js';
@@ -19,6 +20,8 @@ export interface NewResult {
   nextStatus: CargoStatus;
   /** Deliveries to start with this result. */
   channels: DeliveryChannelName[];
+  /** What the result used and cost; left out, it used nothing (0 tokens, no cost recorded). */
+  usage?: Usage;
 }
 
 /**
@@ -38,7 +41,8 @@ export async function storeResults(
   if (results.length === 0) return movedTo;
   await database.write.transaction().execute(async (tx) => {
     await assertBatchLease(tx, database.dialect, lease);
-    const moved = new Set<string>();
+    // Cargo id → project id of the cargo that move: the result row keeps it (GET /usage).
+    const moved = new Map<string, string>();
     const byStatus = new Map<CargoStatus, string[]>();
     for (const r of results) {
       const ids = byStatus.get(r.nextStatus);
@@ -52,14 +56,14 @@ export async function storeResults(
           .set({ status, updated_at: now })
           .where('id', 'in', part)
           .where('status', 'in', movableFrom('result'))
-          .returning('id')
+          .returning(['id', 'project_id'])
           .execute();
-        for (const row of rows) moved.add(row.id);
+        for (const row of rows) moved.set(row.id, row.project_id);
         if (rows.length > 0) movedTo.set(status, (movedTo.get(status) ?? 0) + rows.length);
       }
     }
     const stored = results.filter((r) => moved.has(r.cargoId));
-    for (const part of statementChunks(stored, 7, (r) => (r.response?.length ?? 0) + (r.errorMessage?.length ?? 0))) {
+    for (const part of statementChunks(stored, 12, (r) => (r.response?.length ?? 0) + (r.errorMessage?.length ?? 0))) {
       await tx
         .insertInto('results')
         .values(
@@ -71,6 +75,11 @@ export async function storeResults(
             created_at: now,
             expires_at: now + r.resultTtlSeconds * 1000,
             purged_at: null,
+            project_id: moved.get(r.cargoId) ?? null,
+            input_tokens: r.usage?.inputTokens ?? 0,
+            output_tokens: r.usage?.outputTokens ?? 0,
+            cost_usd: r.usage?.costUsd ?? null,
+            standard_cost_usd: r.usage?.standardCostUsd ?? null,
           })),
         )
         .onConflict((oc) => oc.column('cargo_id').doNothing())

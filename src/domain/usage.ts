@@ -1,0 +1,160 @@
+/**
+ * Usage and cost (decisions.md, "Usage and cost"): the tokens a result used, what they cost at a
+ * model's batch prices and at its real-time ("standard") prices, and the UTC days a usage report
+ * covers. Pure: the collector, the store query and GET /usage all count with these.
+ */
+
+/** A model's prices in USD per million tokens (the catalog's `prices_usd_per_mtok`). */
+export interface Prices {
+  input: number;
+  output: number;
+  /** The batch prices; when missing, half the real-time ones (the providers' batch discount). */
+  batch_input?: number;
+  batch_output?: number;
+}
+
+/** The prices of the model a provider knows as `providerModel`, or null when none are known. */
+export type PriceLookup = (provider: string, providerModel: string) => Prices | null;
+
+export interface Tokens {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export const NO_TOKENS: Tokens = Object.freeze({ inputTokens: 0, outputTokens: 0 });
+
+/** What a stored result used: tokens, and their cost (null: no price was known). */
+export interface Usage extends Tokens {
+  /** At the batch prices: what the result cost. */
+  costUsd: number | null;
+  /** The same tokens at the real-time prices. */
+  standardCostUsd: number | null;
+}
+
+/**
+ * The tokens of a model message: its `usage.input_tokens` and `usage.output_tokens` (every
+ * provider's response has that shape once translated). Anything else counts 0, so a message
+ * without usage never fails a collection.
+ */
+export function usageOfMessage(message: unknown): Tokens {
+  const usage = isObject(message) ? message.usage : undefined;
+  if (!isObject(usage)) return NO_TOKENS;
+  return { inputTokens: count(usage.input_tokens), outputTokens: count(usage.output_tokens) };
+}
+
+export function addTokens(a: Tokens, b: Tokens): Tokens {
+  return { inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens };
+}
+
+/** The cost of `tokens` at the batch and at the real-time prices; null costs when no prices are known. */
+export function costOf(
+  prices: Prices | null,
+  tokens: Tokens,
+): { costUsd: number | null; standardCostUsd: number | null } {
+  if (prices === null) return { costUsd: null, standardCostUsd: null };
+  const batchInput = prices.batch_input ?? prices.input / 2;
+  const batchOutput = prices.batch_output ?? prices.output / 2;
+  return {
+    costUsd: perMillion(tokens, batchInput, batchOutput),
+    standardCostUsd: perMillion(tokens, prices.input, prices.output),
+  };
+}
+
+/** A result's usage: its tokens and their cost. */
+export function usageOf(prices: Prices | null, tokens: Tokens): Usage {
+  return { ...tokens, ...costOf(prices, tokens) };
+}
+
+function perMillion(tokens: Tokens, input: number, output: number): number {
+  return (tokens.inputTokens * input + tokens.outputTokens * output) / 1_000_000;
+}
+
+/**
+ * A sum of dollars as reported: rounded to 1e-10 USD, which removes binary noise from the sums
+ * (0.1 + 0.2) and keeps the cost of a single token at the cheapest prices (about 1e-8 USD).
+ */
+export function roundUsd(usd: number): number {
+  return Math.round(usd * 1e10) / 1e10;
+}
+
+export const DAY_MS = 86_400_000;
+
+/**
+ * The longest range one usage report covers, in days: the work of a request stays bounded (it
+ * reads every result of the range). A year and a day, so any calendar year fits.
+ */
+export const MAX_USAGE_DAYS = 366;
+
+/** The days a report covers when none are given: the last 30, today (UTC) included. */
+export const DEFAULT_USAGE_DAYS = 30;
+
+/** A UTC day `YYYY-MM-DD` as the number of days since 1970-01-01, or null when it is not one. */
+export function parseUtcDay(text: string): number | null {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+  if (!match) return null;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const ms = Date.UTC(year, month - 1, day);
+  const date = new Date(ms);
+  // Date.UTC rolls 2026-02-30 over into March: a day that does not exist comes back different.
+  if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day) return null;
+  return ms / DAY_MS;
+}
+
+/** A day number (days since 1970-01-01) as `YYYY-MM-DD`. */
+export function formatUtcDay(day: number): string {
+  return new Date(day * DAY_MS).toISOString().slice(0, 10);
+}
+
+/** The UTC day an epoch-millisecond time falls on, as a day number. */
+export function utcDayOf(ms: number): number {
+  return Math.floor(ms / DAY_MS);
+}
+
+/** The days a report covers, as day numbers, both included. */
+export interface UsageRange {
+  fromDay: number;
+  toDay: number;
+}
+
+/** A range refused: the parameter at fault (`from` or `to`), the value given, and what is wrong. */
+export interface UsageRangeProblem {
+  name: 'from' | 'to';
+  value: string;
+  problem: string;
+}
+
+/**
+ * The days of a usage report from its `from` and `to` (UTC days, both included): `to` defaults to
+ * today, `from` to the 30th day up to `to`. Refuses what is not a day, `from` after `to`, and
+ * ranges longer than MAX_USAGE_DAYS.
+ */
+export function usageRange(input: { from?: string; to?: string }, now: number): UsageRange | UsageRangeProblem {
+  const notADay = (name: 'from' | 'to', value: string): UsageRangeProblem => ({
+    name,
+    value,
+    problem: 'use a UTC day as YYYY-MM-DD',
+  });
+  const toDay = input.to === undefined ? utcDayOf(now) : parseUtcDay(input.to);
+  if (toDay === null) return notADay('to', input.to ?? '');
+  const fromDay = input.from === undefined ? toDay - (DEFAULT_USAGE_DAYS - 1) : parseUtcDay(input.from);
+  if (fromDay === null) return notADay('from', input.from ?? '');
+  const from = input.from ?? formatUtcDay(fromDay);
+  if (fromDay > toDay) return { name: 'from', value: from, problem: `is after to (${formatUtcDay(toDay)})` };
+  const days = toDay - fromDay + 1;
+  if (days > MAX_USAGE_DAYS) {
+    return {
+      name: 'from',
+      value: from,
+      problem: `the range to ${formatUtcDay(toDay)} is ${days} days; one report covers at most ${MAX_USAGE_DAYS}`,
+    };
+  }
+  return { fromDay, toDay };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
+}
+
+function count(value: unknown): number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : 0;
+}
