@@ -176,7 +176,7 @@ for (const backend of await backends()) {
           .execute();
 
         const report = await migrate(db.database);
-        assert.deepEqual(report.applied, ['010_usage']);
+        assert.deepEqual(report.applied, ['010_usage', '011_submit_steps']);
         const result = await db.database.read
           .selectFrom('results')
           .selectAll()
