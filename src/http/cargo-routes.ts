@@ -6,11 +6,13 @@ import type {
   RawRequestDefaultExpression,
   RawServerDefault,
 } from 'fastify';
+import type { RoutingTable } from '../domain/model-routing.js';
 import type { Database } from '../store/database.js';
 import { type Authenticator, authOf, requireApiKey } from './auth.js';
 import { limitBodiesInFlight } from './body-budget.js';
 import { type RateLimitOptions, registerRateLimit } from './rate-limit.js';
 import { registerGetCargoResult } from './routes/get-cargo-result.js';
+import { registerListModels } from './routes/list-models.js';
 import { type LoadCargoDeps, registerLoadCargo } from './routes/load-cargo.js';
 import { registerTrackCargo } from './routes/track-cargo.js';
 
@@ -34,6 +36,8 @@ export interface CargoRoutesOptions {
   database: Database;
   rateLimit: Omit<RateLimitOptions, 'projectOf'>;
   loadCargo: LoadCargoDeps;
+  /** The catalog and the providers enabled here (GET /models). */
+  models: RoutingTable;
 }
 
 /**
@@ -52,4 +56,5 @@ export const cargoRoutes: FastifyPluginAsyncTypebox<CargoRoutesOptions> = async 
   registerLoadCargo(scope, options.loadCargo);
   registerTrackCargo(scope, { database: options.database });
   registerGetCargoResult(scope, { database: options.database });
+  registerListModels(scope, { models: options.models });
 };

@@ -21,6 +21,7 @@ export async function registerDocs(app: FastifyInstance, version: string): Promi
       },
       tags: [
         { name: 'cargo', description: 'Submit, track and fetch results' },
+        { name: 'models', description: 'The models this deployment serves' },
         { name: 'health', description: 'Liveness and readiness' },
       ],
     },
