@@ -1,6 +1,10 @@
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { join } from 'node:path';
+import { type ModelCatalog, ModelCatalogError, type ProviderName, parseModelCatalog } from './domain/model-catalog.js';
 import { DEFAULT_RETRY_DELAYS_MS, parseRetryDelays } from './domain/retry-schedule.js';
 import { parseSecretKey } from './domain/secret-box.js';
+import { packageRoot } from './package-root.js';
 
 /**
  * The one configuration object. Everything reads it from here, passed in; no other module looks at
@@ -53,6 +57,10 @@ export interface Config {
   };
   /** How long a svc-mock job runs. */
   mockLatencyMs: number;
+  /** The model catalog: BARGE_MODELS_FILE, else the shipped models/catalog.json. */
+  models: ModelCatalog;
+  /** The real providers; each is enabled when its settings are present (null: not enabled). */
+  providers: ProvidersConfig;
   delivery: {
     /** Waits before each retry, from the previous attempt's start (BARGE_WEBHOOK_RETRY_DELAYS_MS). */
     retryDelaysMs: number[];
@@ -106,6 +114,25 @@ export interface ObjectStoreConfig {
    * (environment, shared files, instance or task role); set only by code, e.g. tests.
    */
   credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | null;
+}
+
+/** The provider settings of decisions.md. Keys are never logged or printed. */
+export interface ProvidersConfig {
+  /** Enabled by ANTHROPIC_API_KEY. */
+  anthropic: { apiKey: string; baseUrl: string; version: string } | null;
+  /** Enabled by OPENAI_API_KEY. */
+  openai: { apiKey: string; baseUrl: string } | null;
+  /** Enabled by BARGE_BEDROCK_ROLE_ARN and BARGE_BEDROCK_S3_URI together; credentials from the AWS chain. */
+  bedrock: { roleArn: string; s3Uri: string; region: string; endpoint: string | null } | null;
+}
+
+/** The providers this deployment routes to: svc-mock's always, and each real one whose settings are present. */
+export function enabledProviders(providers: ProvidersConfig): Set<ProviderName> {
+  const enabled = new Set<ProviderName>(['mock']);
+  if (providers.anthropic) enabled.add('anthropic');
+  if (providers.openai) enabled.add('openai');
+  if (providers.bedrock) enabled.add('bedrock');
+  return enabled;
 }
 
 export interface AwsEndpoints {
@@ -180,6 +207,8 @@ export function loadConfig(source: Env = process.env): Config {
       workerId: read('BARGE_WORKER_ID') ?? null,
     },
     mockLatencyMs: integer(read, 'BARGE_MOCK_LATENCY_MS', 60_000, 0, 86_400_000),
+    models: modelCatalog(read('BARGE_MODELS_FILE')),
+    providers: providerSettings(read),
     delivery: {
       retryDelaysMs: retryDelays(read('BARGE_WEBHOOK_RETRY_DELAYS_MS')),
       webhookTimeoutMs: integer(read, 'BARGE_WEBHOOK_TIMEOUT_MS', 30_000, 100, 300_000),
@@ -187,7 +216,7 @@ export function loadConfig(source: Env = process.env): Config {
       maxPerHost: integer(read, 'BARGE_DELIVERY_PER_HOST', 32, 1, 10_000),
     },
     objectStore: {
-      region: awsRegion(read('BARGE_AWS_REGION') ?? 'us-east-1'),
+      region: awsRegion('BARGE_AWS_REGION', read('BARGE_AWS_REGION') ?? 'us-east-1'),
       s3Endpoint: endpointUrl(read, 'BARGE_AWS_S3_ENDPOINT'),
       stsEndpoint: endpointUrl(read, 'BARGE_AWS_STS_ENDPOINT'),
       forcePathStyle: boolean(read, 'BARGE_AWS_S3_FORCE_PATH_STYLE', false),
@@ -284,9 +313,105 @@ function databaseUrl(raw: string): string {
   return `sqlite:${raw}`;
 }
 
-function awsRegion(raw: string): string {
+function awsRegion(name: string, raw: string): string {
   if (/^[a-z0-9]+(-[a-z0-9]+)*$/.test(raw)) return raw;
-  throw new ConfigError('BARGE_AWS_REGION', `must be a region name such as eu-west-1, got '${raw}'`);
+  throw new ConfigError(name, `must be a region name such as eu-west-1, got '${raw}'`);
+}
+
+/** The catalog that ships with barge, beside package.json (in the source tree and in the installed package). */
+const SHIPPED_CATALOG = join(packageRoot() ?? '.', 'models', 'catalog.json');
+let shippedCatalog: ModelCatalog | undefined;
+
+/** The operator's catalog file, read and checked now: a bad one stops the process naming the file and the entry. */
+function modelCatalog(path: string | undefined): ModelCatalog {
+  if (path === undefined) {
+    shippedCatalog ??= parseModelCatalog(readFileSync(SHIPPED_CATALOG, 'utf8'), SHIPPED_CATALOG);
+    return shippedCatalog;
+  }
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(
+      'BARGE_MODELS_FILE',
+      `cannot be read: ${path}: ${(err as NodeJS.ErrnoException).code ?? err}`,
+    );
+  }
+  try {
+    return parseModelCatalog(text, path);
+  } catch (err) {
+    if (err instanceof ModelCatalogError) throw new ConfigError('BARGE_MODELS_FILE', err.message);
+    throw err;
+  }
+}
+
+function providerSettings(read: (name: string) => string | undefined): ProvidersConfig {
+  const anthropicKey = apiKey(read, 'ANTHROPIC_API_KEY');
+  const anthropicUrl = endpointUrl(read, 'ANTHROPIC_BASE_URL') ?? 'https://api.anthropic.com';
+  const anthropicVersion = apiVersion(read('BARGE_ANTHROPIC_VERSION') ?? '2023-06-01');
+  const openaiKey = apiKey(read, 'OPENAI_API_KEY');
+  const openaiUrl = endpointUrl(read, 'OPENAI_BASE_URL') ?? 'https://api.openai.com/v1';
+  const roleArn = bedrockRoleArn(read('BARGE_BEDROCK_ROLE_ARN'));
+  const s3Uri = bedrockS3Uri(read('BARGE_BEDROCK_S3_URI'));
+  const bedrockRegion = read('BARGE_BEDROCK_REGION');
+  const region = bedrockRegion === undefined ? undefined : awsRegion('BARGE_BEDROCK_REGION', bedrockRegion);
+  const bedrockEndpoint = endpointUrl(read, 'BARGE_AWS_BEDROCK_ENDPOINT');
+  // One of the two alone is a set-up left half done, not a choice to leave Bedrock off.
+  if ((roleArn === null) !== (s3Uri === null)) {
+    throw new ConfigError(
+      roleArn === null ? 'BARGE_BEDROCK_ROLE_ARN' : 'BARGE_BEDROCK_S3_URI',
+      'must be set too: Bedrock needs both BARGE_BEDROCK_ROLE_ARN and BARGE_BEDROCK_S3_URI',
+    );
+  }
+  return {
+    anthropic:
+      anthropicKey === null ? null : { apiKey: anthropicKey, baseUrl: anthropicUrl, version: anthropicVersion },
+    openai: openaiKey === null ? null : { apiKey: openaiKey, baseUrl: openaiUrl },
+    bedrock:
+      roleArn === null || s3Uri === null
+        ? null
+        : {
+            roleArn,
+            s3Uri,
+            // AWS_REGION is the AWS tools' own variable: read only when Bedrock is on.
+            region: region ?? awsRegion('AWS_REGION', read('AWS_REGION') ?? 'us-east-1'),
+            endpoint: bedrockEndpoint,
+          },
+  };
+}
+
+/** Never echoed: the value is a key. Printable ASCII without spaces, as every provider's keys are. */
+function apiKey(read: (name: string) => string | undefined, name: string): string | null {
+  const raw = read(name);
+  if (raw === undefined) return null;
+  if (!/^[\x21-\x7e]{8,1024}$/.test(raw)) {
+    throw new ConfigError(name, 'must be 8 to 1024 printable characters without spaces (the value is not shown)');
+  }
+  return raw;
+}
+
+function apiVersion(raw: string): string {
+  if (/^\d{4}-\d{2}-\d{2}$/.test(raw)) return raw;
+  throw new ConfigError('BARGE_ANTHROPIC_VERSION', `must be an API version date such as 2023-06-01, got '${raw}'`);
+}
+
+function bedrockRoleArn(raw: string | undefined): string | null {
+  if (raw === undefined) return null;
+  if (/^arn:aws(-[a-z]+)*:iam::\d{12}:role\/[\w+=,.@/-]{1,512}$/.test(raw)) return raw;
+  throw new ConfigError(
+    'BARGE_BEDROCK_ROLE_ARN',
+    `must be an IAM role ARN such as arn:aws:iam::123456789012:role/barge-bedrock, got '${raw}'`,
+  );
+}
+
+/** `s3://bucket/prefix/`; the prefix is a folder, so a missing final `/` is added. */
+function bedrockS3Uri(raw: string | undefined): string | null {
+  if (raw === undefined) return null;
+  const match = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(\/[A-Za-z0-9!_.*'()/-]*)?$/.exec(raw);
+  if (!match) {
+    throw new ConfigError('BARGE_BEDROCK_S3_URI', `must be an S3 URI such as s3://my-bucket/barge/, got '${raw}'`);
+  }
+  return raw.endsWith('/') ? raw : `${raw}/`;
 }
 
 function httpUrl(raw: string): URL | null {

@@ -14,12 +14,13 @@ import { smtpMailer } from './mail/mailer.js';
 import { prometheusMetrics } from './metrics/prometheus.js';
 import { withProviderMetrics } from './metrics/provider-metrics.js';
 import { registerQueueGauges } from './metrics/queue-gauges.js';
+import { packageVersion } from './package-root.js';
 import { ByteBudget, DEFAULT_BUDGET_BYTES } from './pipeline/byte-budget.js';
 import { countCargoMoves } from './pipeline/context.js';
 import { newWorkerId, PipelineWorker } from './pipeline/worker.js';
 import { type Metrics, noMetrics } from './ports.js';
 import type { Provider } from './providers/provider.js';
-import { buildProviders, defaultModelRouter } from './providers/registry.js';
+import { buildProviders } from './providers/registry.js';
 import { createApiKey } from './store/admin/api-keys.js';
 import { findProjectConnection } from './store/admin/connections.js';
 import { countProjects, createProject, sealPlaintextWebhookSecrets } from './store/admin/projects.js';
@@ -30,7 +31,6 @@ import { migrate } from './store/migrate.js';
 import { NEW_CARGO_CHANNEL, notifyNewCargo, notifyResultsStored, RESULTS_STORED_CHANNEL } from './store/notify.js';
 import { isDatabaseUnavailable } from './store/outage.js';
 import { countAcceptedCargo } from './store/storage-usage.js';
-import { packageVersion } from './version.js';
 
 /**
  * The one composition root: `barge serve`, the tests and the benches all build the service here,
@@ -229,7 +229,6 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
       database,
       clock,
       logger,
-      models: defaultModelRouter(),
       writeCargo: (row) => cargoWriter.write(row),
       version: packageVersion(),
       ...(prometheus ? { metrics: { registry: prometheus.registry, token: config.metrics.token } } : {}),

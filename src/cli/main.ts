@@ -4,11 +4,11 @@
 // early. 1 GiB is far above what barge holds (request bodies in flight are bounded at 128 MiB).
 import { Command, InvalidArgumentError } from 'commander';
 import { loadConfig } from '../config.js';
+import { packageVersion } from '../package-root.js';
 import type { Role } from '../service.js';
 import { sealPlaintextWebhookSecrets } from '../store/admin/projects.js';
 import { openDatabase } from '../store/database.js';
 import { migrate } from '../store/migrate.js';
-import { packageVersion } from '../version.js';
 import { registerCargoCommands } from './cargo.js';
 import { registerConnectionCommands } from './connections.js';
 import { runCommand } from './context.js';

@@ -2,9 +2,8 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import type { Registry } from 'prom-client';
-import type { Config } from '../config.js';
+import { type Config, enabledProviders } from '../config.js';
 import type { Clock } from '../domain/clock.js';
-import type { ModelRouter } from '../providers/routing.js';
 import { findProjectConnection } from '../store/admin/connections.js';
 import type { NewCargo } from '../store/cargo/insert.js';
 import type { Database } from '../store/database.js';
@@ -27,7 +26,6 @@ export interface AppDeps {
   clock: Clock;
   /** A pino logger; without one, the app logs at config.logLevel on its own. */
   logger?: FastifyBaseLogger;
-  models: ModelRouter;
   /** Durably stores a new cargo row; resolves once committed (the group-commit writer). */
   writeCargo: (row: NewCargo) => Promise<void>;
   version: string;
@@ -99,6 +97,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   registerHealth(app, deps);
   if (deps.metrics) registerMetrics(app, deps.metrics);
+  // Routing sees the catalog and the providers whose settings are present (decisions.md).
+  const models = { catalog: config.models, enabled: enabledProviders(config.providers) };
   await app.register(cargoRoutes, {
     authenticator: new Authenticator(deps.database, deps.clock, {
       cacheTtlMs: config.keyCacheTtlMs,
@@ -115,9 +115,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       max: config.rateLimit.max,
       windowMs: config.rateLimit.windowMs,
     },
+    models,
     loadCargo: {
       clock: deps.clock,
-      models: deps.models,
+      models,
       allowHttpCallbacks: config.allowPrivateCallbacks,
       writeCargo: deps.writeCargo,
       targets: {

@@ -7,12 +7,14 @@ import type {
   RawServerDefault,
 } from 'fastify';
 import type { Clock } from '../domain/clock.js';
+import type { RoutingTable } from '../domain/model-routing.js';
 import type { Database } from '../store/database.js';
 import { type Authenticator, authOf, requireApiKey } from './auth.js';
 import { limitBodiesInFlight } from './body-budget.js';
 import { type RateLimitOptions, registerRateLimit } from './rate-limit.js';
 import { registerGetCargoResult } from './routes/get-cargo-result.js';
 import { registerGetUsage } from './routes/get-usage.js';
+import { registerListModels } from './routes/list-models.js';
 import { type LoadCargoDeps, registerLoadCargo } from './routes/load-cargo.js';
 import { registerTrackCargo } from './routes/track-cargo.js';
 
@@ -37,6 +39,8 @@ export interface CargoRoutesOptions {
   clock: Clock;
   rateLimit: Omit<RateLimitOptions, 'projectOf'>;
   loadCargo: LoadCargoDeps;
+  /** The catalog and the providers enabled here (GET /models). */
+  models: RoutingTable;
 }
 
 /**
@@ -56,4 +60,5 @@ export const cargoRoutes: FastifyPluginAsyncTypebox<CargoRoutesOptions> = async 
   registerTrackCargo(scope, { database: options.database });
   registerGetCargoResult(scope, { database: options.database });
   registerGetUsage(scope, { database: options.database, clock: options.clock });
+  registerListModels(scope, { models: options.models });
 };

@@ -22,6 +22,7 @@ export async function registerDocs(app: FastifyInstance, version: string): Promi
       tags: [
         { name: 'cargo', description: 'Submit, track and fetch results' },
         { name: 'usage', description: "The project's tokens and cost" },
+        { name: 'models', description: 'The models this deployment serves' },
         { name: 'health', description: 'Liveness and readiness' },
       ],
     },

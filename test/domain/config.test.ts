@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { ConfigError, enabledProviders, loadConfig } from '../../src/config.js';
 
 /** Every variable loadConfig reads, found by watching it read an empty environment. */
 function variablesRead(): string[] {
@@ -180,4 +183,115 @@ test('a URL-valued setting refused is echoed without its credentials', () => {
       (err: Error) => err.message.includes(name) && !/DBPASSWORD|SECRETINURL|AKIA/.test(err.message),
     );
   }
+});
+
+describe('providers', () => {
+  const KEY = 'sk-test-SECRETKEYVALUE-123';
+
+  test('none is enabled by default: only svc-mock routes', () => {
+    const config = loadConfig({});
+    assert.deepEqual(config.providers, { anthropic: null, openai: null, bedrock: null });
+    assert.deepEqual([...enabledProviders(config.providers)], ['mock']);
+  });
+
+  test('a key enables Anthropic or OpenAI, with the documented defaults', () => {
+    const config = loadConfig({ ANTHROPIC_API_KEY: KEY, OPENAI_API_KEY: KEY });
+    assert.deepEqual(config.providers.anthropic, {
+      apiKey: KEY,
+      baseUrl: 'https://api.anthropic.com',
+      version: '2023-06-01',
+    });
+    assert.deepEqual(config.providers.openai, { apiKey: KEY, baseUrl: 'https://api.openai.com/v1' });
+    assert.deepEqual([...enabledProviders(config.providers)].sort(), ['anthropic', 'mock', 'openai']);
+    const moved = loadConfig({
+      ANTHROPIC_API_KEY: KEY,
+      ANTHROPIC_BASE_URL: 'http://127.0.0.1:4010/',
+      BARGE_ANTHROPIC_VERSION: '2026-10-21',
+      OPENAI_API_KEY: KEY,
+      OPENAI_BASE_URL: 'http://127.0.0.1:4020/v1',
+    }).providers;
+    assert.equal(moved.anthropic?.baseUrl, 'http://127.0.0.1:4010');
+    assert.equal(moved.anthropic?.version, '2026-10-21');
+    assert.equal(moved.openai?.baseUrl, 'http://127.0.0.1:4020/v1');
+  });
+
+  test('Bedrock needs the role and the S3 URI together; the region falls back to AWS_REGION, then us-east-1', () => {
+    const role = 'arn:aws:iam::123456789012:role/barge-bedrock';
+    const both = { BARGE_BEDROCK_ROLE_ARN: role, BARGE_BEDROCK_S3_URI: 's3://barge-batches/in' };
+    assert.deepEqual(loadConfig(both).providers.bedrock, {
+      roleArn: role,
+      s3Uri: 's3://barge-batches/in/',
+      region: 'us-east-1',
+      endpoint: null,
+    });
+    assert.equal(loadConfig({ ...both, AWS_REGION: 'eu-west-1' }).providers.bedrock?.region, 'eu-west-1');
+    const own = loadConfig({
+      ...both,
+      AWS_REGION: 'eu-west-1',
+      BARGE_BEDROCK_REGION: 'us-west-2',
+      BARGE_AWS_BEDROCK_ENDPOINT: 'http://127.0.0.1:4566',
+    }).providers.bedrock;
+    assert.equal(own?.region, 'us-west-2');
+    assert.equal(own?.endpoint, 'http://127.0.0.1:4566');
+    assert.ok(enabledProviders(loadConfig(both).providers).has('bedrock'));
+    assertRejects({ BARGE_BEDROCK_ROLE_ARN: role }, 'BARGE_BEDROCK_S3_URI');
+    assertRejects({ BARGE_BEDROCK_S3_URI: 's3://barge-batches/' }, 'BARGE_BEDROCK_ROLE_ARN');
+    assertRejects({ ...both, BARGE_BEDROCK_S3_URI: 'https://barge-batches.s3.amazonaws.com/' }, 'BARGE_BEDROCK_S3_URI');
+  });
+
+  test('a refused key is never echoed', () => {
+    for (const name of ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY']) {
+      assert.throws(
+        () => loadConfig({ [name]: 'sk-SECRET VALUE' }),
+        (err: Error) => err instanceof ConfigError && err.message.includes(name) && !err.message.includes('SECRET'),
+      );
+    }
+  });
+});
+
+describe('BARGE_MODELS_FILE', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'barge-models-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = (name: string, content: string) => {
+    const path = join(dir, name);
+    writeFileSync(path, content);
+    return path;
+  };
+
+  test('replaces the shipped catalog', () => {
+    const path = file(
+      'one.json',
+      JSON.stringify({ models: [{ id: 'house', routes: [{ provider: 'openai', model: 'gpt-4o' }] }] }),
+    );
+    const config = loadConfig({ BARGE_MODELS_FILE: path });
+    assert.equal(config.models.source, path);
+    assert.deepEqual(
+      config.models.entries.map((e) => e.id),
+      ['house'],
+    );
+    assert.ok(
+      loadConfig({}).models.entries.some((e) => e.id === 'claude-sonnet-4-5'),
+      'the shipped one by default',
+    );
+  });
+
+  test('a bad file stops loading with a message naming the file and the entry', () => {
+    const path = file(
+      'bad.json',
+      JSON.stringify({
+        models: [
+          { id: 'ok', routes: [{ provider: 'openai', model: 'x' }] },
+          { id: 'gpt-4o', routes: [{ provider: 'azure', model: 'gpt-4o' }] },
+        ],
+      }),
+    );
+    assert.throws(
+      () => loadConfig({ BARGE_MODELS_FILE: path }),
+      (err: Error) =>
+        err instanceof ConfigError &&
+        err.message.includes('BARGE_MODELS_FILE') &&
+        err.message.includes(`${path}: models[1] ("gpt-4o"): routes[0].provider must be one of`),
+    );
+    assertRejects({ BARGE_MODELS_FILE: join(dir, 'missing.json') }, 'BARGE_MODELS_FILE');
+  });
 });

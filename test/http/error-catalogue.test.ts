@@ -9,7 +9,6 @@ import { systemClock } from '../../src/domain/clock.js';
 import { ApiError, errors } from '../../src/domain/errors.js';
 import { buildApp } from '../../src/http/app.js';
 import { errorResponse } from '../../src/http/errors.js';
-import { defaultModelRouter } from '../../src/providers/registry.js';
 import { insertCargo } from '../../src/store/cargo/insert.js';
 import { createProjectWithKey, mockBody, testConfig } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
@@ -182,7 +181,6 @@ for (const backend of await backends()) {
         database: db.database,
         clock: systemClock,
         logger: log.logger,
-        models: defaultModelRouter(),
         writeCargo: (row) => insertCargo(db.database, [row]),
         version: '0.0.0-test',
       });

@@ -248,13 +248,13 @@ for (const backend of await backends()) {
       assertInvalidField(await load(key, { params: { model: 7, messages } }), '/params/model');
     });
 
-    test('an unknown model is rejected naming it and listing svc-mock', async () => {
+    test('an unknown model is rejected naming it as unknown and pointing at GET /models', async () => {
       const { key } = await createProjectWithKey(db.database);
       const res = await load(key, { params: { model: 'gpt-unknown-9', messages } });
       assertInvalidField(res, '/params/model');
       const error = res.body.errors.find((e: { path: string }) => e.path === '/params/model');
-      assert.match(error.message, /gpt-unknown-9/);
-      assert.match(error.message, /svc-mock/);
+      assert.match(error.message, /'gpt-unknown-9' is not a known model/);
+      assert.match(error.message, /GET \/models/);
       assert.match(res.body.detail, /gpt-unknown-9/);
     });
 

@@ -5,7 +5,8 @@ import type { Clock } from '../../domain/clock.js';
 import { errors, type FieldError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
 import { jsonMemberText } from '../../domain/json-text.js';
-import type { ModelRouter } from '../../providers/routing.js';
+import { checkModelParams } from '../../domain/model-params.js';
+import { type RoutingTable, routeModel } from '../../domain/model-routing.js';
 import { cargoRowBytes, type NewCargo } from '../../store/cargo/insert.js';
 import { authOf } from '../auth.js';
 import type { CargoScope } from '../cargo-routes.js';
@@ -56,7 +57,12 @@ const optionalSettings = {
 
 const Params = Type.Object(
   {
-    model: Type.String({ minLength: 1, maxLength: 2048, description: 'A model id such as svc-mock.' }),
+    model: Type.String({
+      minLength: 1,
+      maxLength: 2048,
+      description:
+        'A model id of GET /models (such as svc-mock), a provider-qualified name (anthropic/<model>, openai/<model>, bedrock/<model id>) or a Bedrock model ARN.',
+    }),
     messages: Type.Optional(Type.Array(Message, { minItems: 1, maxItems: LIMITS.maxMessages })),
     ...optionalSettings,
   },
@@ -146,7 +152,8 @@ const LoadCargoResponse = Type.Object(
 
 export interface LoadCargoDeps {
   clock: Clock;
-  models: ModelRouter;
+  /** The catalog and the providers enabled here. */
+  models: RoutingTable;
   allowHttpCallbacks: boolean;
   writeCargo: (row: NewCargo) => Promise<void>;
   /** The rules of a `callback` target, with the project's connections. */
@@ -176,11 +183,33 @@ export function registerLoadCargo(app: CargoScope, deps: LoadCargoDeps): void {
           200: LoadCargoResponse,
           400: {
             ...ErrorBody,
-            description: 'Invalid request body; `errors` names every invalid field.',
+            description:
+              "Invalid request body; `errors` names every invalid field: an unknown model, a model whose provider is not enabled here, `max_tokens` above the model's output limit, a parameter the model or its provider does not take.",
             examples: [
               {
                 detail: 'Invalid request body: /params/temperature must be <= 1.',
                 errors: [{ path: '/params/temperature', message: 'must be <= 1' }],
+              },
+              {
+                detail:
+                  "Invalid request body: /params/model 'claude-sonnet-4-5' is served by anthropic or bedrock, and none of these providers is enabled here.",
+                errors: [
+                  {
+                    path: '/params/model',
+                    message:
+                      "'claude-sonnet-4-5' is served by anthropic or bedrock, and none of these providers is enabled here",
+                  },
+                ],
+              },
+              {
+                detail:
+                  "Invalid request body: /params/max_tokens is 100000, above the 64000 output tokens 'claude-sonnet-4-5' can produce.",
+                errors: [
+                  {
+                    path: '/params/max_tokens',
+                    message: "is 100000, above the 64000 output tokens 'claude-sonnet-4-5' can produce",
+                  },
+                ],
               },
             ],
           },
@@ -231,16 +260,23 @@ export function registerLoadCargo(app: CargoScope, deps: LoadCargoDeps): void {
         metadata: body.metadata ?? undefined,
         metadataJson: metadataJson ?? undefined,
       });
-      const route = deps.models.resolve(body.params.model);
-      if (!route) {
-        problems.push({
-          path: '/params/model',
-          message: `'${body.params.model}' is not a known model; known models: ${deps.models.knownModels().join(', ')}`,
-        });
+      const routing = routeModel(body.params.model, deps.models.catalog, deps.models.enabled);
+      if (routing.ok) {
+        problems.push(
+          ...checkModelParams({
+            model: body.params.model,
+            route: routing.route,
+            params: body.params,
+            records: body.records,
+          }),
+        );
+      } else {
+        problems.push({ path: '/params/model', message: routing.problem.message });
       }
       if (body.callback_url != null) problems.push(...checkCallbackUrl(body.callback_url, deps.allowHttpCallbacks));
       if (body.callback) problems.push(...targetAddressProblems(body.callback, deps.targets));
-      if (problems.length > 0 || !route) throw errors.invalidBody(problems);
+      if (problems.length > 0 || !routing.ok) throw errors.invalidBody(problems);
+      const { route } = routing;
       const target = body.callback ? await checkTarget(deps.targets, auth.projectId, body.callback) : null;
 
       const now = deps.clock.now();

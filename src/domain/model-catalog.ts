@@ -1,0 +1,212 @@
+/**
+ * The model catalog: which model ids this deployment knows, where each may be served (routes in
+ * order of preference), its output limit, prices and the parameters it refuses. Parsed and checked
+ * here from the JSON text of the shipped file or the operator's BARGE_MODELS_FILE (no I/O: the
+ * caller reads the file). Format (decisions.md, "Model ids and routing"):
+ *
+ *   {"models": [{"id", "routes": [{"provider", "model"}], "max_output_tokens"?,
+ *                "prices_usd_per_mtok"?: {"input", "output", "batch_input", "batch_output"},
+ *                "unsupported_params"?: ["temperature", ...]}]}
+ */
+
+/** The providers a route may name; `mock` is svc-mock's. */
+export const PROVIDER_NAMES = ['anthropic', 'openai', 'bedrock', 'mock'] as const;
+export type ProviderName = (typeof PROVIDER_NAMES)[number];
+
+/** The optional request parameters a model may refuse (`max_tokens` and `messages` every model takes). */
+export const OPTIONAL_MODEL_PARAMS = ['system', 'temperature', 'top_p', 'top_k', 'stop_sequences'] as const;
+export type OptionalModelParam = (typeof OPTIONAL_MODEL_PARAMS)[number];
+
+/**
+ * US dollars per million tokens. Kept in the file's own shape: GET /models shows it as it is, and
+ * cost is worked out from it (the batch prices for what barge runs, the others for comparison).
+ */
+export interface ModelPrices {
+  input: number;
+  output: number;
+  batch_input: number;
+  batch_output: number;
+}
+
+export interface CatalogRoute {
+  provider: ProviderName;
+  /** The id the provider knows the model by. */
+  model: string;
+}
+
+export interface CatalogEntry {
+  id: string;
+  /** In order of preference: a request goes to the first whose provider is enabled. */
+  routes: readonly CatalogRoute[];
+  /** null: the catalog gives no limit (the request schema's own bound still holds). */
+  maxOutputTokens: number | null;
+  prices: ModelPrices | null;
+  unsupportedParams: readonly OptionalModelParam[];
+}
+
+export interface ModelCatalog {
+  /** Where it was read from, for messages. */
+  source: string;
+  entries: readonly CatalogEntry[];
+}
+
+/** The model id that is always there and always free; a catalog may not redefine it. */
+export const MOCK_MODEL_ID = 'svc-mock';
+/** svc-mock is never billed (decisions.md). */
+export const MOCK_PRICES: ModelPrices = Object.freeze({ input: 0, output: 0, batch_input: 0, batch_output: 0 });
+
+/** A catalog that cannot be used; the message names the file and the entry. */
+export class ModelCatalogError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ModelCatalogError';
+  }
+}
+
+const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/;
+/** What a provider's model id may look like: its own ids, inference profiles, Bedrock ARNs. */
+const PROVIDER_MODEL_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,2047}$/;
+/** The output limits of real models are far below this; a larger figure is a typo. */
+const MAX_OUTPUT_TOKENS_LIMIT = 10_000_000;
+const PRICE_FIELDS = ['input', 'output', 'batch_input', 'batch_output'] as const;
+const ENTRY_FIELDS = ['id', 'routes', 'max_output_tokens', 'prices_usd_per_mtok', 'unsupported_params'];
+
+/** Parses and checks a catalog; throws ModelCatalogError naming `fileName` and the entry at fault. */
+export function parseModelCatalog(text: string, fileName: string): ModelCatalog {
+  const fail = (where: string, problem: string): never => {
+    throw new ModelCatalogError(`${fileName}: ${where}${where ? ': ' : ''}${problem}`);
+  };
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch (err) {
+    return fail('', `is not valid JSON (${(err as Error).message})`);
+  }
+  if (!isObject(document) || !Array.isArray(document.models)) {
+    return fail('', 'must be a JSON object with a "models" array');
+  }
+  for (const key of Object.keys(document)) {
+    if (key !== 'models') fail('', `unknown field "${key}" (only "models" is read)`);
+  }
+  const seen = new Set<string>();
+  const entries = document.models.map((raw: unknown, i: number): CatalogEntry => {
+    const id = isObject(raw) && typeof raw.id === 'string' ? raw.id : undefined;
+    const where = `models[${i}]${id === undefined ? '' : ` (${JSON.stringify(id)})`}`;
+    const entry = parseEntry(raw, (problem) => fail(where, problem));
+    if (seen.has(entry.id)) fail(where, `id duplicates an earlier entry's`);
+    seen.add(entry.id);
+    return entry;
+  });
+  return { source: fileName, entries };
+}
+
+function parseEntry(raw: unknown, fail: (problem: string) => never): CatalogEntry {
+  if (!isObject(raw)) return fail('must be an object');
+  for (const key of Object.keys(raw)) {
+    if (!ENTRY_FIELDS.includes(key)) fail(`unknown field "${key}" (fields: ${ENTRY_FIELDS.join(', ')})`);
+  }
+  const { id } = raw;
+  if (typeof id !== 'string' || !ID_PATTERN.test(id)) {
+    fail('id must be 1-128 letters, digits and . _ : @ -, starting with a letter or digit');
+  }
+  const modelId = id as string;
+  if (modelId === MOCK_MODEL_ID) fail(`id ${MOCK_MODEL_ID} is built in and cannot be redefined`);
+  if (!Array.isArray(raw.routes) || raw.routes.length === 0) fail('routes must be a non-empty array');
+  const routes = (raw.routes as unknown[]).map((route, r) =>
+    parseRoute(route, (problem) => fail(`routes[${r}]${problem}`)),
+  );
+  const maxOutputTokens = raw.max_output_tokens;
+  if (
+    maxOutputTokens !== undefined &&
+    (!Number.isInteger(maxOutputTokens) ||
+      (maxOutputTokens as number) < 1 ||
+      (maxOutputTokens as number) > MAX_OUTPUT_TOKENS_LIMIT)
+  ) {
+    fail(`max_output_tokens must be an integer from 1 to ${MAX_OUTPUT_TOKENS_LIMIT}`);
+  }
+  return {
+    id: modelId,
+    routes,
+    maxOutputTokens: (maxOutputTokens as number | undefined) ?? null,
+    prices: raw.prices_usd_per_mtok === undefined ? null : parsePrices(raw.prices_usd_per_mtok, fail),
+    unsupportedParams: raw.unsupported_params === undefined ? [] : parseUnsupported(raw.unsupported_params, fail),
+  };
+}
+
+function parseRoute(raw: unknown, fail: (problem: string) => never): CatalogRoute {
+  if (!isObject(raw)) return fail(' must be an object {"provider", "model"}');
+  for (const key of Object.keys(raw)) {
+    if (key !== 'provider' && key !== 'model') fail(`: unknown field "${key}" (fields: provider, model)`);
+  }
+  const { provider, model } = raw;
+  if (typeof provider !== 'string' || !(PROVIDER_NAMES as readonly string[]).includes(provider)) {
+    fail(`.provider must be one of ${PROVIDER_NAMES.join(', ')}`);
+  }
+  if (typeof model !== 'string' || !PROVIDER_MODEL_PATTERN.test(model)) {
+    fail(".model must be the provider's model id (letters, digits and . _ : / @ + -, at most 2048)");
+  }
+  return { provider: provider as ProviderName, model: model as string };
+}
+
+function parsePrices(raw: unknown, fail: (problem: string) => never): ModelPrices {
+  if (!isObject(raw)) return fail(`prices_usd_per_mtok must be an object {${PRICE_FIELDS.join(', ')}}`);
+  for (const key of Object.keys(raw)) {
+    if (!(PRICE_FIELDS as readonly string[]).includes(key)) {
+      fail(`prices_usd_per_mtok: unknown field "${key}" (fields: ${PRICE_FIELDS.join(', ')})`);
+    }
+  }
+  const prices = {} as ModelPrices;
+  for (const field of PRICE_FIELDS) {
+    const value = raw[field];
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+      fail(`prices_usd_per_mtok.${field} must be a number >= 0 (US dollars per million tokens)`);
+    }
+    prices[field] = value as number;
+  }
+  return prices;
+}
+
+function parseUnsupported(raw: unknown, fail: (problem: string) => never): OptionalModelParam[] {
+  const allowed = OPTIONAL_MODEL_PARAMS as readonly string[];
+  if (!Array.isArray(raw) || raw.some((p) => typeof p !== 'string' || !allowed.includes(p))) {
+    fail(`unsupported_params must be an array of ${OPTIONAL_MODEL_PARAMS.join(', ')}`);
+  }
+  return [...new Set(raw as OptionalModelParam[])];
+}
+
+/** The entry with this id, if the catalog has one. */
+export function catalogEntry(catalog: ModelCatalog, id: string): CatalogEntry | undefined {
+  return catalog.entries.find((entry) => entry.id === id);
+}
+
+/**
+ * The first entry one of whose routes is (provider, providerModel): what a provider-qualified
+ * name or a stored cargo's route is known as in the catalog, if anything.
+ */
+export function entryForRoute(
+  catalog: ModelCatalog,
+  provider: ProviderName,
+  providerModel: string,
+): CatalogEntry | undefined {
+  return catalog.entries.find((entry) =>
+    entry.routes.some((route) => route.provider === provider && route.model === providerModel),
+  );
+}
+
+/**
+ * The prices of what a cargo routed to (provider, providerModel) ran on: svc-mock's are zero; null
+ * when the catalog has none for it.
+ */
+export function pricesForRoute(
+  catalog: ModelCatalog,
+  provider: ProviderName,
+  providerModel: string,
+): ModelPrices | null {
+  const prices = entryForRoute(catalog, provider, providerModel)?.prices;
+  if (prices) return prices;
+  return provider === 'mock' ? MOCK_PRICES : null;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

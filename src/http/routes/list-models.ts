@@ -1,0 +1,74 @@
+/** GET /models: the models this deployment serves (the catalog's routable ones, and svc-mock), with where each goes. */
+import { Type } from 'typebox';
+import { MOCK_PRICES, PROVIDER_NAMES } from '../../domain/model-catalog.js';
+import { type RoutingTable, routableModels } from '../../domain/model-routing.js';
+import type { CargoScope } from '../cargo-routes.js';
+import { apiKeySecurity, authErrorResponses } from '../schemas.js';
+
+const Prices = Type.Object(
+  { input: Type.Number(), output: Type.Number(), batch_input: Type.Number(), batch_output: Type.Number() },
+  { description: 'US dollars per million tokens: real-time, and the batch prices barge runs at.' },
+);
+
+const ModelsResponse = Type.Object(
+  {
+    data: Type.Array(
+      Type.Object({
+        id: Type.String({ description: 'What to give as params.model.' }),
+        provider: Type.Enum([...PROVIDER_NAMES], { description: 'The first enabled provider of its routes.' }),
+        provider_model: Type.String({ description: 'The id that provider knows the model by.' }),
+        max_output_tokens: Type.Union([Type.Integer(), Type.Null()], {
+          description: 'The largest max_tokens accepted; null when the catalog gives none.',
+        }),
+        prices_usd_per_mtok: Type.Union([Prices, Type.Null()]),
+      }),
+    ),
+  },
+  {
+    examples: [
+      {
+        data: [
+          {
+            id: 'svc-mock',
+            provider: 'mock',
+            provider_model: 'svc-mock',
+            max_output_tokens: null,
+            prices_usd_per_mtok: { input: 0, output: 0, batch_input: 0, batch_output: 0 },
+          },
+          {
+            id: 'claude-sonnet-4-5',
+            provider: 'anthropic',
+            provider_model: 'claude-sonnet-4-5-20250929',
+            max_output_tokens: 64000,
+            prices_usd_per_mtok: { input: 3, output: 15, batch_input: 1.5, batch_output: 7.5 },
+          },
+        ],
+      },
+    ],
+  },
+);
+
+export function registerListModels(app: CargoScope, deps: { models: RoutingTable }): void {
+  // The answer changes only with the config: built once.
+  const data = routableModels(deps.models.catalog, deps.models.enabled).map(({ id, route }) => ({
+    id,
+    provider: route.provider,
+    provider_model: route.providerModel,
+    max_output_tokens: route.entry?.maxOutputTokens ?? null,
+    prices_usd_per_mtok: route.entry?.prices ?? (route.provider === 'mock' ? MOCK_PRICES : null),
+  }));
+  app.get(
+    '/models',
+    {
+      schema: {
+        summary: 'List the models served here',
+        description:
+          "The catalog's models whose provider is enabled in this deployment, each with the route it takes, and svc-mock. Provider-qualified names (anthropic/<model>, openai/<model>, bedrock/<model id>) and Bedrock ARNs are accepted as params.model too when their provider is enabled.",
+        tags: ['models'],
+        security: apiKeySecurity,
+        response: { 200: ModelsResponse, ...authErrorResponses },
+      },
+    },
+    async () => ({ data }),
+  );
+}

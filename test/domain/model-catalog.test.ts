@@ -1,0 +1,151 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import {
+  catalogEntry,
+  MOCK_PRICES,
+  ModelCatalogError,
+  parseModelCatalog,
+  pricesForRoute,
+} from '../../src/domain/model-catalog.js';
+
+const sonnet = {
+  id: 'claude-sonnet-4-5',
+  routes: [
+    { provider: 'anthropic', model: 'claude-sonnet-4-5-20250929' },
+    { provider: 'bedrock', model: 'us.anthropic.claude-sonnet-4-5-20250929-v1:0' },
+  ],
+  max_output_tokens: 64000,
+  prices_usd_per_mtok: { input: 3, output: 15, batch_input: 1.5, batch_output: 7.5 },
+};
+const text = (models: unknown[]) => JSON.stringify({ models });
+
+/** Parsing fails with a message that contains every one of `parts`. */
+function assertRefused(json: string, ...parts: string[]): void {
+  assert.throws(
+    () => parseModelCatalog(json, 'models.json'),
+    (err: unknown) => {
+      assert.ok(err instanceof ModelCatalogError, String(err));
+      assert.ok(err.message.startsWith('models.json: '), err.message);
+      for (const part of parts) assert.ok(err.message.includes(part), `${JSON.stringify(part)} in ${err.message}`);
+      return true;
+    },
+  );
+}
+
+describe('parseModelCatalog', () => {
+  test('the example of decisions.md, read as written; optional fields may be left out', () => {
+    const catalog = parseModelCatalog(
+      text([sonnet, { id: 'gpt-4o', routes: [{ provider: 'openai', model: 'gpt-4o' }] }]),
+      'm.json',
+    );
+    assert.equal(catalog.source, 'm.json');
+    assert.deepEqual(catalog.entries[0], {
+      id: 'claude-sonnet-4-5',
+      routes: sonnet.routes,
+      maxOutputTokens: 64000,
+      prices: sonnet.prices_usd_per_mtok,
+      unsupportedParams: [],
+    });
+    assert.deepEqual(catalog.entries[1], {
+      id: 'gpt-4o',
+      routes: [{ provider: 'openai', model: 'gpt-4o' }],
+      maxOutputTokens: null,
+      prices: null,
+      unsupportedParams: [],
+    });
+  });
+
+  test('every error names the file, the entry by index and id, and the field', () => {
+    const bad = { ...sonnet, id: 'gpt-4o', routes: [{ provider: 'azure', model: 'gpt-4o' }] };
+    assertRefused(
+      text([sonnet, sonnet, sonnet, bad].map((m, i) => (i < 3 ? { ...m, id: `m${i}` } : m))),
+      'models[3] ("gpt-4o"): routes[0].provider must be one of anthropic, openai, bedrock, mock',
+    );
+  });
+
+  test('refuses what is not a catalog', () => {
+    assertRefused('{"models": [', 'is not valid JSON');
+    assertRefused('[]', 'must be a JSON object with a "models" array');
+    assertRefused('{"model": []}', '"models" array');
+    assertRefused('{"models": [], "extra": 1}', 'unknown field "extra"');
+  });
+
+  test('refuses bad entries, naming what is wrong', () => {
+    const cases: [unknown, string][] = [
+      ['x', 'models[0]: must be an object'],
+      [{ ...sonnet, id: '' }, 'id must be'],
+      [{ ...sonnet, id: 'has space' }, 'id must be'],
+      [{ ...sonnet, id: 'svc-mock' }, 'svc-mock is built in'],
+      [{ ...sonnet, routes: [] }, 'routes must be a non-empty array'],
+      [{ ...sonnet, routes: [{ provider: 'anthropic' }] }, 'routes[0].model must be'],
+      [{ ...sonnet, routes: [{ provider: 'anthropic', model: 'a b' }] }, 'routes[0].model must be'],
+      [{ ...sonnet, routes: [{ provider: 'anthropic', model: 'x', weight: 1 }] }, 'routes[0]: unknown field "weight"'],
+      [{ ...sonnet, max_output_tokens: 0 }, 'max_output_tokens must be an integer'],
+      [{ ...sonnet, max_output_tokens: 1.5 }, 'max_output_tokens must be an integer'],
+      [{ ...sonnet, max_output_tokens: '64000' }, 'max_output_tokens must be an integer'],
+      [
+        { ...sonnet, prices_usd_per_mtok: { input: 3, output: 15 } },
+        'prices_usd_per_mtok.batch_input must be a number',
+      ],
+      [{ ...sonnet, prices_usd_per_mtok: { ...sonnet.prices_usd_per_mtok, output: -1 } }, 'prices_usd_per_mtok.output'],
+      [{ ...sonnet, prices_usd_per_mtok: { ...sonnet.prices_usd_per_mtok, cached: 1 } }, 'unknown field "cached"'],
+      [{ ...sonnet, unsupported_params: ['max_tokens'] }, 'unsupported_params must be an array of'],
+      [{ ...sonnet, unsupported_params: 'temperature' }, 'unsupported_params must be an array of'],
+      [{ ...sonnet, max_tokens: 1 }, 'unknown field "max_tokens"'],
+    ];
+    for (const [entry, message] of cases) assertRefused(text([entry]), message);
+  });
+
+  test('refuses a duplicate id, naming the later entry', () => {
+    assertRefused(
+      text([sonnet, { id: 'gpt-4o', routes: [{ provider: 'openai', model: 'gpt-4o' }] }, sonnet]),
+      'models[2] ("claude-sonnet-4-5"): id duplicates',
+    );
+  });
+
+  test('the shipped catalog parses; its OpenAI and Anthropic entries carry limits and batch prices at half', () => {
+    const path = new URL('../../models/catalog.json', import.meta.url);
+    const catalog = parseModelCatalog(readFileSync(path, 'utf8'), 'models/catalog.json');
+    const ids = catalog.entries.map((e) => e.id);
+    for (const id of [
+      'claude-sonnet-4-5',
+      'claude-haiku-4-5',
+      'claude-opus-4-1',
+      'gpt-4o',
+      'gpt-4o-mini',
+      'gpt-4.1',
+      'o3',
+    ]) {
+      assert.ok(ids.includes(id), id);
+    }
+    for (const entry of catalog.entries) {
+      assert.ok(entry.maxOutputTokens !== null && entry.prices !== null, entry.id);
+      assert.equal(entry.prices.batch_input, entry.prices.input / 2, entry.id);
+      assert.equal(entry.prices.batch_output, entry.prices.output / 2, entry.id);
+    }
+    assert.deepEqual(catalogEntry(catalog, 'claude-sonnet-4-5')?.routes, sonnet.routes);
+    assert.deepEqual(catalogEntry(catalog, 'o3')?.unsupportedParams, ['temperature', 'top_p', 'stop_sequences']);
+  });
+});
+
+describe('pricesForRoute', () => {
+  const catalog = parseModelCatalog(
+    text([sonnet, { id: 'bare', routes: [{ provider: 'openai', model: 'bare-1' }] }]),
+    'm.json',
+  );
+
+  test('finds an entry by any of its routes', () => {
+    assert.deepEqual(pricesForRoute(catalog, 'anthropic', 'claude-sonnet-4-5-20250929'), sonnet.prices_usd_per_mtok);
+    assert.deepEqual(
+      pricesForRoute(catalog, 'bedrock', 'us.anthropic.claude-sonnet-4-5-20250929-v1:0'),
+      sonnet.prices_usd_per_mtok,
+    );
+  });
+
+  test('null for a route the catalog does not have or prices it does not give; svc-mock is free', () => {
+    assert.equal(pricesForRoute(catalog, 'openai', 'claude-sonnet-4-5-20250929'), null);
+    assert.equal(pricesForRoute(catalog, 'openai', 'bare-1'), null);
+    assert.deepEqual(pricesForRoute(catalog, 'mock', 'svc-mock'), MOCK_PRICES);
+  });
+});
