@@ -8,6 +8,7 @@ import { awsDeliveryDeps } from './delivery/aws/connection-access.js';
 import { buildChannels, delivererSettings } from './delivery/registry.js';
 import { DeliveryWorker } from './delivery/worker.js';
 import { type Clock, systemClock } from './domain/clock.js';
+import { type ProviderName, pricesForRoute } from './domain/model-catalog.js';
 import type { PriceLookup } from './domain/usage.js';
 import { buildApp, buildProbeServer } from './http/app.js';
 import { smtpMailer } from './mail/mailer.js';
@@ -156,7 +157,8 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
           submissions: new ByteBudget(DEFAULT_BUDGET_BYTES),
           collections: new ByteBudget(DEFAULT_BUDGET_BYTES),
         },
-        prices: deps.prices ?? builtInPrices,
+        // Results are costed at the catalog's batch prices of the batch's route (svc-mock: 0).
+        prices: deps.prices ?? ((provider, model) => pricesForRoute(config.models, provider as ProviderName, model)),
       },
       {
         idleMaxMs,
@@ -338,13 +340,6 @@ async function createDevelopmentProject(
     ].join('\n'),
   );
 }
-
-/**
- * svc-mock is free; no other price is known yet. Temporary: the model catalog's
- * `prices_usd_per_mtok` replaces this lookup once the catalog is in.
- */
-const builtInPrices: PriceLookup = (provider) =>
-  provider === 'mock' ? { input: 0, output: 0, batch_input: 0, batch_output: 0 } : null;
 
 /** Accepted cargo, counted by the provider and model routing chose. */
 function countAccepted(metrics: Metrics, rows: NewCargo[]): void {

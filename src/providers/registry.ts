@@ -1,11 +1,16 @@
 /** The provider adapters this process runs, built from the config; model routing is in domain/model-routing.ts. */
 import type { Config } from '../config.js';
 import type { Clock } from '../domain/clock.js';
+import { AnthropicProvider } from './anthropic/anthropic-provider.js';
 import { MockProvider } from './mock/mock-provider.js';
+import { OpenAIProvider } from './openai/openai-provider.js';
 import type { Provider } from './provider.js';
 
-/** The configured provider adapters, by the name model routes use. */
+/** The configured provider adapters, by the name model routes use: svc-mock, and each real one whose settings are present. */
 export function buildProviders(config: Config, clock: Clock): Map<string, Provider> {
-  const mock = new MockProvider(clock, { latencyMs: config.mockLatencyMs });
-  return new Map<string, Provider>([[mock.name, mock]]);
+  const providers: Provider[] = [new MockProvider(clock, { latencyMs: config.mockLatencyMs })];
+  const { anthropic, openai } = config.providers;
+  if (anthropic) providers.push(new AnthropicProvider({ ...anthropic, clock }));
+  if (openai) providers.push(new OpenAIProvider({ ...openai, clock }));
+  return new Map(providers.map((p) => [p.name, p]));
 }
