@@ -27,6 +27,10 @@
  *                                  [--rss] [--rss-n 1000000] [--rss-seconds 120]
  *                                  [--db postgres://...] [--cpu-prof DIR] [--no-build] [--cli PATH]
  *                                  [--node-options=--max-old-space-size=128]
+ *                                  [--provider anthropic|openai]
+ *        --provider: each drain run drains svc-mock and then the same N cargo routed to that
+ *        provider, served by its wire-protocol emulator (test/helpers) on loopback with no latency
+ *        (a batch ends at its first status poll); prints the provider's rate as a ratio of svc-mock's.
  *        The children run dist/src/cli/main.js, built first (`npm run build`; --no-build skips it),
  *        as an installed `barge` runs. --cli runs another entry point instead, e.g. another
  *        checkout's dist/src/cli/main.js or src/cli/main.ts (with tsx), to compare two versions.
@@ -43,8 +47,17 @@ import { sql } from 'kysely';
 import { createApiKey } from '../src/store/admin/api-keys.js';
 import { insertCargo } from '../src/store/cargo/insert.js';
 import type { Database } from '../src/store/database.js';
+import { startAnthropicEmulator } from '../test/helpers/anthropic-emulator.js';
+import { startOpenAIEmulator } from '../test/helpers/openai-emulator.js';
 import { METADATA, MODEL_INPUT, submissionBody } from './lib/cargo.js';
-import { benchProject, type CargoContent, pendingRow, withFreshDatabase } from './lib/database.js';
+import {
+  benchProject,
+  type CargoContent,
+  type CargoRoute,
+  MOCK_ROUTE,
+  pendingRow,
+  withFreshDatabase,
+} from './lib/database.js';
 import { installCleanup, runMain } from './lib/lifecycle.js';
 import { bounded, modeList, postgresUrl } from './lib/options.js';
 import { bytesWrittenBy, cpuSecondsOf, memoryOf } from './lib/proc.js';
@@ -89,7 +102,11 @@ interface Options {
   build: boolean;
   /** Extra node flags for every service child, e.g. `--max-old-space-size=128`. */
   nodeOptions: string[];
+  /** Drain runs also drain through this provider's emulator. */
+  provider: BenchProvider | null;
 }
+
+type BenchProvider = 'anthropic' | 'openai';
 
 function parseOptions(): Options {
   const { values } = parseArgs({
@@ -108,8 +125,11 @@ function parseOptions(): Options {
       cli: { type: 'string' },
       'no-build': { type: 'boolean', default: false },
       'node-options': { type: 'string' },
+      provider: { type: 'string' },
     },
   });
+  const provider = values.provider ?? 'mock';
+  if (!['mock', 'anthropic', 'openai'].includes(provider)) throw new Error('--provider must be anthropic or openai');
   const env = process.env;
   const only = modeList(values.only, MODES);
   const pgUrl = postgresUrl(values.db);
@@ -129,6 +149,7 @@ function parseOptions(): Options {
     cli: resolve(values.cli ?? join(ROOT, 'dist/src/cli/main.js')),
     build: values.cli === undefined && !values['no-build'],
     nodeOptions: (values['node-options'] ?? '').split(' ').filter(Boolean),
+    provider: provider === 'mock' ? null : (provider as BenchProvider),
   };
 }
 
@@ -244,11 +265,11 @@ async function createBenchProject(database: Database): Promise<{ projectId: stri
 }
 
 /** Inserts `n` pending cargo, SEED_CHUNK per transaction; returns the time it took. */
-async function insertPending(database: Database, projectId: string, n: number): Promise<number> {
+async function insertPending(database: Database, projectId: string, n: number, route = MOCK_ROUTE): Promise<number> {
   const started = performance.now();
   for (let done = 0; done < n; done += SEED_CHUNK) {
     const now = Date.now();
-    const rows = Array.from({ length: Math.min(SEED_CHUNK, n - done) }, () => pendingRow(projectId, now, CARGO));
+    const rows = Array.from({ length: Math.min(SEED_CHUNK, n - done) }, () => pendingRow(projectId, now, CARGO, route));
     await insertCargo(database, rows);
   }
   return performance.now() - started;
@@ -368,13 +389,51 @@ interface DrainRun {
   workerBytesPerCargo: number;
 }
 
-async function drainRun(options: Options, run: number): Promise<DrainRun> {
+/** A provider's emulator for a drain run, and how cargo are routed to it. */
+interface Emulated {
+  route: CargoRoute;
+  env: NodeJS.ProcessEnv;
+  close(): Promise<void>;
+}
+
+async function startEmulated(provider: BenchProvider): Promise<Emulated> {
+  // Every batch ends at its first status poll: the drain measures barge, not the provider.
+  if (provider === 'anthropic') {
+    const emulator = await startAnthropicEmulator({ stepEveryRetrieves: 1 });
+    return {
+      route: { model: 'claude-haiku-4-5', provider, provider_model: 'claude-haiku-4-5-20251001' },
+      env: { ANTHROPIC_API_KEY: emulator.apiKey, ANTHROPIC_BASE_URL: emulator.url },
+      close: () => emulator.close(),
+    };
+  }
+  const emulator = await startOpenAIEmulator({ stepEveryRetrieves: 1 });
+  return {
+    route: { model: 'gpt-4o-mini', provider, provider_model: 'gpt-4o-mini' },
+    env: { OPENAI_API_KEY: emulator.apiKey, OPENAI_BASE_URL: emulator.baseURL },
+    close: () => emulator.close(),
+  };
+}
+
+async function drainRun(options: Options, run: number, provider: BenchProvider | null = null): Promise<DrainRun> {
+  const emulated = provider === null ? null : await startEmulated(provider);
+  try {
+    return await drainRunOn(options, run, emulated, provider ?? 'svc-mock');
+  } finally {
+    await emulated?.close();
+  }
+}
+
+async function drainRunOn(options: Options, run: number, emulated: Emulated | null, label: string): Promise<DrainRun> {
   return withFreshDatabase(options.pgUrl, TEMP_PREFIX, async (bench) => {
     const { projectId } = await createBenchProject(bench.database);
-    const insertMs = await insertPending(bench.database, projectId, options.n);
+    const insertMs = await insertPending(bench.database, projectId, options.n, emulated?.route);
     const profile = cpuProfFlags(options.cpuProfDir);
     const spawnedAt = performance.now();
-    const service = await startService(options, 'worker', serviceEnv(bench.url, 0), profile);
+    // Pending rows are all there at start: partial batches go at once, not after the provider's wait.
+    const env = emulated
+      ? { ...serviceEnv(bench.url, 0), ...emulated.env, BARGE_BATCH_MAX_WAIT_MS: '0' }
+      : serviceEnv(bench.url, 0);
+    const service = await startService(options, 'worker', env, profile);
     const startedAt = performance.now();
     const cpuAtStart = cpuSecondsOf(service.child.pid);
     const writtenAtStart = bytesWrittenBy(service.child.pid);
@@ -394,7 +453,7 @@ async function drainRun(options: Options, run: number): Promise<DrainRun> {
       workerBytesPerCargo,
     };
     log(
-      `drain #${run}: ${fmt(options.n)} cargo in ${result.drainS.toFixed(2)} s = ${fmt(result.rate)} cargo/s ` +
+      `drain #${run} (${label}): ${fmt(options.n)} cargo in ${result.drainS.toFixed(2)} s = ${fmt(result.rate)} cargo/s ` +
         `(worker CPU ${workerCpuS.toFixed(1)} s, wrote ${(workerBytesPerCargo / 1024).toFixed(1)} KiB a cargo, ` +
         `peak RSS ${result.workerHwmMb.toFixed(0)} MiB; ` +
         `seeded in ${result.insertS.toFixed(1)} s, worker start ${result.startupS.toFixed(2)} s; load average ${loadavg()[0]?.toFixed(1)})`,
@@ -663,12 +722,28 @@ async function main(): Promise<void> {
   const drains: DrainRun[] = [];
   const e2es: E2eRun[] = [];
   const latencies: Percentiles[] = [];
+  const providerDrains: DrainRun[] = [];
   for (let run = 1; run <= options.runs; run++) {
     if (options.only.includes('drain')) drains.push(await drainRun(options, run));
+    if (options.provider) {
+      const drained = await drainRun(options, run, options.provider);
+      providerDrains.push(drained);
+      const mock = drains[drains.length - 1];
+      if (mock)
+        log(`drain #${run}: ${options.provider} at ${(drained.rate / mock.rate).toFixed(2)} of svc-mock's rate`);
+    }
     if (options.only.includes('e2e')) e2es.push(await e2eRun(options, run));
     if (options.only.includes('latency')) latencies.push(await latencyRun(options, run));
   }
   report(options, drains, e2es, latencies);
+  if (options.provider && providerDrains.length > 0) {
+    const rates = providerDrains.map((d) => fmt(d.rate)).join(', ');
+    const ratios = providerDrains.map((d, i) => (d.rate / (drains[i]?.rate ?? Number.NaN)).toFixed(2)).join(', ');
+    const hwm = Math.max(...providerDrains.map((d) => d.workerHwmMb)).toFixed(0);
+    log(
+      `  ${options.provider} drain: ${rates} cargo/s; ratio to svc-mock: ${ratios}; peak RSS of the collecting worker ${hwm} MiB`,
+    );
+  }
   if (e2es.some((e) => e.shapeProblem !== null)) process.exitCode = 1;
 }
 

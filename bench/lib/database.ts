@@ -97,15 +97,22 @@ export interface CargoContent {
   callbackUrl: string | null;
 }
 
-/** The row POST /cargo/load writes for one svc-mock request, `pending`, default result TTL. */
-export function pendingRow(projectId: string, now: number, content: CargoContent): NewCargo {
+/** Where routing sent a cargo: the model as submitted, the provider and its model id. */
+export interface CargoRoute {
+  model: string;
+  provider: string;
+  provider_model: string;
+}
+
+export const MOCK_ROUTE: CargoRoute = { model: 'svc-mock', provider: 'mock', provider_model: 'svc-mock' };
+
+/** The row POST /cargo/load writes for one request (svc-mock unless routed elsewhere), `pending`, default result TTL. */
+export function pendingRow(projectId: string, now: number, content: CargoContent, route = MOCK_ROUTE): NewCargo {
   return {
     id: newId('crg', now),
     project_id: projectId,
     status: 'pending',
-    model: 'svc-mock',
-    provider: 'mock',
-    provider_model: 'svc-mock',
+    ...route,
     request: content.request,
     request_count: 1,
     is_records: 0,
