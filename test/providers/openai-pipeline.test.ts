@@ -1,0 +1,212 @@
+/**
+ * The OpenAI provider end to end: cargo loaded over barge's HTTP API, batched, uploaded and created
+ * at the OpenAI emulator on loopback, polled, collected and read back as results, on every backend.
+ * In-process suites drive the workers with a ManualClock (the emulator shares it); the last suite
+ * kills a real `barge serve` while its create call is held open at the emulator.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import type { Config } from '../../src/config.js';
+import { ManualClock } from '../../src/domain/clock.js';
+import { roundUsd } from '../../src/domain/usage.js';
+import type { Service } from '../../src/service.js';
+import { createProjectWithKey, testConfig } from '../helpers/app.js';
+import { backends } from '../helpers/backends.js';
+import { harness, serveHarness } from '../helpers/harness.js';
+import { type InputLine, type OpenAIEmulator, startOpenAIEmulator } from '../helpers/openai-emulator.js';
+import { startReceiver } from '../helpers/receiver.js';
+import { loadOverHttp } from '../helpers/serve.js';
+import { waitFor } from '../helpers/wait.js';
+
+const CATALOG = JSON.parse(readFileSync(new URL('../../models/catalog.json', import.meta.url), 'utf8')) as {
+  models: { id: string; prices_usd_per_mtok: { batch_input: number; batch_output: number } }[];
+};
+const FINISHED = ['completed', 'failed'];
+
+/** The emulator's uploaded input file of an emulator batch, as parsed lines. */
+function inputLines(emu: OpenAIEmulator, batchId: string): InputLine[] {
+  const batch = emu.batch(batchId);
+  assert.ok(batch, `no emulator batch ${batchId}`);
+  const file = emu.file(batch.inputFileId);
+  assert.ok(file, 'the input file is stored');
+  return file.content
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as InputLine);
+}
+
+const firstUserText = (line: InputLine) =>
+  String((line.body.messages as { role: string; content: unknown }[]).find((m) => m.role === 'user')?.content);
+
+for (const backend of await backends()) {
+  describe(`OpenAI through the pipeline on ${backend.name}`, () => {
+    const clock = new ManualClock(Date.UTC(2026, 10, 22, 12));
+    let emu: OpenAIEmulator;
+    const config: Partial<Config> = {};
+    before(async () => {
+      emu = await startOpenAIEmulator({ clock: () => clock.now() });
+      config.providers = { ...testConfig().providers, openai: { apiKey: emu.apiKey, baseUrl: emu.baseURL } };
+    });
+    after(async () => {
+      await emu?.close();
+    });
+    const h = harness(backend, { clock, config });
+
+    const load = async (key: string, body: unknown) => {
+      const res = await h.app.request('POST', '/cargo/load', { key, body });
+      assert.equal(res.status, 200, res.text);
+      return res.body.cargo_id as string;
+    };
+    const result = async (key: string, id: string) => {
+      const res = await h.app.request('GET', `/cargo/${id}/result`, { key });
+      assert.equal(res.status, 200, res.text);
+      return res.body;
+    };
+    const cargoRow = (id: string) =>
+      h.db.database.read.selectFrom('cargo').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    const batchRow = async (cargoId: string) => {
+      const { batch_id } = await cargoRow(cargoId);
+      assert.ok(batch_id, 'the cargo is batched');
+      return h.db.database.read.selectFrom('batches').selectAll().where('id', '=', batch_id).executeTakeFirstOrThrow();
+    };
+    /** The emulator batch tagged with the barge batch of this cargo (exactly one). */
+    const emuBatchOf = async (cargoId: string) => {
+      const row = await batchRow(cargoId);
+      const tagged = emu.batches().filter((b) => b.metadata?.barge_batch_id === row.id);
+      assert.equal(tagged.length, 1, 'one emulator batch carries the barge batch id');
+      const batch = tagged[0];
+      assert.ok(batch);
+      assert.equal(row.job_id, batch.id);
+      return batch;
+    };
+    /** Flushes the groups (OpenAI's 60 s wait) and runs upload + create. */
+    const submit = async (worker: Service) => {
+      clock.advance(60_000);
+      await worker.runUntilIdle();
+    };
+    /** Polls until every cargo has finished (the poller backs off with the job's age). */
+    const settle = async (worker: Service, ids: string[]) => {
+      for (let i = 0; i < 20; i++) {
+        clock.advance(30_000);
+        await worker.runUntilIdle();
+        const rows = await Promise.all(ids.map(cargoRow));
+        if (rows.every((r) => FINISHED.includes(r.status))) return;
+      }
+      assert.fail(
+        `cargo did not finish: ${JSON.stringify((await Promise.all(ids.map(cargoRow))).map((r) => r.status))}`,
+      );
+    };
+
+    test('a catalog id and openai/<model> reach the emulator with translated bodies; results come back translated', async () => {
+      const { worker } = await h.worker();
+      const { key } = await createProjectWithKey(h.db.database, { now: clock.now() });
+      const catalogId = await load(key, {
+        params: {
+          model: 'gpt-4o-mini',
+          system: 'Answer briefly.',
+          messages: [{ role: 'user', content: 'catalog route please' }],
+          max_tokens: 3,
+          stop_sequences: ['END', 'STOP'],
+          temperature: 0.25,
+          top_p: 0.5,
+        },
+      });
+      const qualified = await load(key, {
+        params: {
+          model: 'openai/gpt-4o-2024-08-06',
+          messages: [
+            { role: 'user', content: [{ type: 'text', text: 'qualified route' }] },
+            { role: 'assistant', content: 'ok' },
+            { role: 'user', content: 'go on' },
+          ],
+          max_tokens: 100,
+        },
+      });
+      await submit(worker);
+      assert.equal((await cargoRow(catalogId)).status, 'processing');
+
+      const a = await emuBatchOf(catalogId);
+      const b = await emuBatchOf(qualified);
+      assert.notEqual(a.id, b.id, 'one model per batch');
+      for (const batch of [a, b]) {
+        const create = emu.log.find(
+          (r) =>
+            r.method === 'POST' &&
+            r.path === '/v1/batches' &&
+            r.status === 200 &&
+            (r.body as any).metadata?.barge_batch_id === batch.metadata?.barge_batch_id,
+        );
+        assert.ok(create, 'the create call is logged');
+        assert.deepEqual(create.body, {
+          input_file_id: batch.inputFileId,
+          endpoint: '/v1/chat/completions',
+          completion_window: '24h',
+          metadata: { barge_batch_id: (await batchRow(batch === a ? catalogId : qualified)).id },
+        });
+      }
+      const [lineA] = inputLines(emu, a.id);
+      assert.ok(lineA);
+      assert.equal(lineA.method, 'POST');
+      assert.equal(lineA.url, '/v1/chat/completions');
+      assert.deepEqual(lineA.body, {
+        model: 'gpt-4o-mini',
+        messages: [
+          { role: 'system', content: 'Answer briefly.' },
+          { role: 'user', content: 'catalog route please' },
+        ],
+        max_completion_tokens: 3,
+        stop: ['END', 'STOP'],
+        temperature: 0.25,
+        top_p: 0.5,
+      });
+      const [lineB] = inputLines(emu, b.id);
+      assert.ok(lineB);
+      assert.deepEqual(lineB.body, {
+        model: 'gpt-4o-2024-08-06',
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'qualified route' }] },
+          { role: 'assistant', content: 'ok' },
+          { role: 'user', content: 'go on' },
+        ],
+        max_completion_tokens: 100,
+      });
+
+      emu.endAll();
+      await settle(worker, [catalogId, qualified]);
+      const outputs = new Map<string, any>();
+      for (const batch of [a, b]) {
+        const out = emu.file(batch.outputFileId as string);
+        assert.ok(out);
+        for (const l of out.content.toString('utf8').split('\n').filter(Boolean)) {
+          const line = JSON.parse(l);
+          outputs.set(line.custom_id, line.response.body);
+        }
+      }
+      for (const [cargoId, line, stop] of [
+        [catalogId, lineA, 'max_tokens'],
+        [qualified, lineB, 'end_turn'],
+      ] as const) {
+        const res = await result(key, cargoId);
+        assert.equal(res.success, true);
+        assert.equal(res.error_message, null);
+        const completion = outputs.get(line.custom_id);
+        assert.ok(completion, 'the emulator answered the line');
+        assert.deepEqual(res.response, {
+          id: completion.id,
+          type: 'message',
+          role: 'assistant',
+          content: [{ type: 'text', text: completion.choices[0].message.content }],
+          model: completion.model,
+          stop_reason: stop,
+          stop_sequence: null,
+          usage: { input_tokens: completion.usage.prompt_tokens, output_tokens: completion.usage.completion_tokens },
+        });
+      }
+      assert.equal((await result(key, catalogId)).response.content[0].text, 'This is an');
+      // Cleanup: the input files are deleted once the batches ended.
+      for (const batch of [a, b]) assert.equal(emu.file(batch.inputFileId)?.deleted, true);
+    });
+  });
+}
