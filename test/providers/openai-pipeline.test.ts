@@ -208,5 +208,146 @@ for (const backend of await backends()) {
       // Cleanup: the input files are deleted once the batches ended.
       for (const batch of [a, b]) assert.equal(emu.file(batch.inputFileId)?.deleted, true);
     });
+
+    const plain = (text: string, extra: Record<string, unknown> = {}) => ({
+      params: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: text }], max_tokens: 100 },
+      ...extra,
+    });
+    /** The custom_id of the input line whose user text is `text`. */
+    const customIdOf = (lines: InputLine[], text: string) => {
+      const line = lines.find((l) => firstUserText(l) === text);
+      assert.ok(line, `no input line for ${text}`);
+      return line.custom_id;
+    };
+
+    test('every request failed: completed with no output file, each cargo fails with the error file text', async () => {
+      const { worker } = await h.worker();
+      const { key } = await createProjectWithKey(h.db.database, { now: clock.now() });
+      const ids = [await load(key, plain('all-fail one')), await load(key, plain('all-fail two'))];
+      await submit(worker);
+      const batch = await emuBatchOf(ids[0] as string);
+      assert.equal((await emuBatchOf(ids[1] as string)).id, batch.id);
+      const lines = inputLines(emu, batch.id);
+      emu.setOutcome(customIdOf(lines, 'all-fail one'), {
+        type: 'errored',
+        status_code: 400,
+        error: { type: 'invalid_request_error', message: 'first one was refused' },
+      });
+      emu.setOutcome(customIdOf(lines, 'all-fail two'), {
+        type: 'errored',
+        status_code: 500,
+        error: { type: 'server_error', message: 'second one broke' },
+      });
+      emu.endAll();
+      assert.equal(batch.status, 'completed');
+      assert.equal(batch.outputFileId, null, 'the trap: completed, yet no output file');
+      await settle(worker, ids);
+      const [one, two] = await Promise.all(ids.map((id) => result(key, id)));
+      assert.deepEqual(
+        [one.success, one.response, one.error_message],
+        [false, null, 'invalid_request_error: first one was refused'],
+      );
+      assert.deepEqual([two.success, two.response, two.error_message], [false, null, 'server_error: second one broke']);
+      assert.equal(emu.file(batch.inputFileId)?.deleted, true);
+    });
+
+    test('an errored line with status 400 fails its cargo with that text; a records cargo keeps input order', async () => {
+      const { worker } = await h.worker();
+      const { key } = await createProjectWithKey(h.db.database, { now: clock.now() });
+      const good = await load(key, plain('mixed good'));
+      const bad = await load(key, plain('mixed bad'));
+      const recordIds = ['zulu', 'alpha', 'mike'];
+      const records = await load(key, {
+        params: { model: 'gpt-4o-mini', max_tokens: 100 },
+        records: recordIds.map((recordId) => ({
+          recordId,
+          modelInput: { messages: [{ role: 'user', content: `record ${recordId}` }] },
+        })),
+      });
+      await submit(worker);
+      const batch = await emuBatchOf(good);
+      const lines = inputLines(emu, batch.id);
+      assert.equal(lines.length, 5);
+      const refusal = {
+        type: 'errored' as const,
+        status_code: 400,
+        error: { type: 'invalid_request_error', message: "Invalid value for 'temperature'." },
+      };
+      emu.setOutcome(customIdOf(lines, 'mixed bad'), refusal);
+      emu.setOutcome(customIdOf(lines, 'record alpha'), refusal);
+      emu.endAll();
+      await settle(worker, [good, bad, records]);
+
+      assert.equal((await result(key, good)).success, true);
+      const failed = await result(key, bad);
+      assert.equal(failed.success, false);
+      assert.equal(failed.error_message, "invalid_request_error: Invalid value for 'temperature'.");
+      const listed = await result(key, records);
+      assert.equal(listed.success, false);
+      assert.equal(listed.error_message, '1 of 3 records failed');
+      assert.equal(listed.response.type, 'records');
+      assert.deepEqual(
+        listed.response.records.map((r: { recordId: string; success: boolean; error: string | null }) => [
+          r.recordId,
+          r.success,
+          r.error,
+        ]),
+        [
+          ['zulu', true, null],
+          ['alpha', false, "invalid_request_error: Invalid value for 'temperature'."],
+          ['mike', true, null],
+        ],
+      );
+      assert.equal(listed.response.records[0].response.type, 'message');
+      assert.equal(listed.response.records[0].response.model, 'gpt-4o-mini');
+    });
+
+    test('an expired batch: finished requests succeed from the partial output, the rest fail as expired', async () => {
+      const { worker } = await h.worker();
+      const { key } = await createProjectWithKey(h.db.database, { now: clock.now() });
+      const done = await load(key, plain('expiring done'));
+      const never = await load(key, plain('expiring never ran'));
+      await submit(worker);
+      const batch = await emuBatchOf(done);
+      emu.step(batch.id); // validating → in_progress
+      emu.setOutcome(customIdOf(inputLines(emu, batch.id), 'expiring done'), { type: 'succeeded' });
+      emu.expire(batch.id);
+      assert.equal(batch.status, 'expired');
+      assert.ok(batch.outputFileId && batch.errorFileId);
+      await settle(worker, [done, never]);
+      const ok = await result(key, done);
+      assert.equal(ok.success, true);
+      assert.equal(ok.response.type, 'message');
+      const expired = await result(key, never);
+      assert.equal(expired.success, false);
+      assert.equal(expired.response, null);
+      assert.equal(
+        expired.error_message,
+        'expired: This request could not be executed before the completion window expired.',
+      );
+      assert.equal((await cargoRow(never)).status, 'failed');
+      assert.equal(emu.file(batch.inputFileId)?.deleted, true);
+    });
+
+    test('a batch failed as a whole (token_limit_exceeded) fails every cargo with that text', async () => {
+      const { worker } = await h.worker();
+      const { key } = await createProjectWithKey(h.db.database, { now: clock.now() });
+      const ids = [await load(key, plain('token limit one')), await load(key, plain('token limit two'))];
+      await submit(worker);
+      const message =
+        'Enqueued token limit reached for gpt-4o-mini in organization org-test. Limit: 90,000 enqueued tokens.';
+      emu.failNextValidation([{ code: 'token_limit_exceeded', line: null, message, param: null }]);
+      emu.endAll();
+      const batch = await emuBatchOf(ids[0] as string);
+      assert.equal(batch.status, 'failed');
+      await settle(worker, ids);
+      for (const id of ids) {
+        const res = await result(key, id);
+        assert.equal(res.success, false);
+        assert.equal(res.response, null);
+        assert.equal(res.error_message, `errored: the provider failed the batch: token_limit_exceeded: ${message}`);
+      }
+      assert.equal(emu.file(batch.inputFileId)?.deleted, true);
+    });
   });
 }
