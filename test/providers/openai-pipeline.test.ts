@@ -22,7 +22,7 @@ import { waitFor } from '../helpers/wait.js';
 const CATALOG = JSON.parse(readFileSync(new URL('../../models/catalog.json', import.meta.url), 'utf8')) as {
   models: { id: string; prices_usd_per_mtok: { batch_input: number; batch_output: number } }[];
 };
-const FINISHED = ['completed', 'failed'];
+const FINISHED = ['completed', 'failed', 'callback_pending', 'callback_delivered', 'callback_failed'];
 
 /** The emulator's uploaded input file of an emulator batch, as parsed lines. */
 function inputLines(emu: OpenAIEmulator, batchId: string): InputLine[] {
@@ -348,6 +348,141 @@ for (const backend of await backends()) {
         assert.equal(res.error_message, `errored: the provider failed the batch: token_limit_exceeded: ${message}`);
       }
       assert.equal(emu.file(batch.inputFileId)?.deleted, true);
+    });
+
+    test('a 429 with retry-after on upload, then on create, is waited out; one file, one batch', async () => {
+      const { worker } = await h.worker();
+      const { key } = await createProjectWithKey(h.db.database, { now: clock.now() });
+      emu.faults.failNext(1, { method: 'POST', path: /^\/v1\/files$/, status: 429, retryAfterSeconds: 3 });
+      emu.faults.failNext(1, { method: 'POST', path: /^\/v1\/batches$/, status: 429, retryAfterSeconds: 7 });
+      const logFrom = emu.log.length;
+      const id = await load(key, plain('rate limited'));
+      await submit(worker);
+      let row = await batchRow(id);
+      assert.equal(row.job_id, null);
+      assert.equal(row.next_check_at, clock.now() + 3000, 'the upload waits out retry-after');
+      assert.match(String(row.last_error), /^requests: /);
+      clock.advance(2999);
+      await worker.runUntilIdle();
+      assert.equal((await batchRow(id)).provider_state, null, 'nothing uploaded before retry-after');
+      clock.advance(1);
+      await worker.runUntilIdle();
+      row = await batchRow(id);
+      assert.equal(row.job_id, null);
+      assert.ok(row.provider_state, 'the uploaded file is remembered');
+      assert.equal(row.next_check_at, clock.now() + 7000, 'the create waits out retry-after');
+      clock.advance(7000);
+      await worker.runUntilIdle();
+      const batch = await emuBatchOf(id);
+      const calls = emu.log.slice(logFrom).filter((r) => r.method === 'POST');
+      assert.deepEqual(
+        calls.map((r) => [r.path, r.status]),
+        [
+          ['/v1/files', 429],
+          ['/v1/files', 200],
+          ['/v1/batches', 429],
+          ['/v1/batches', 200],
+        ],
+      );
+      assert.equal(
+        JSON.parse(String(row.provider_state)).inputFileId,
+        batch.inputFileId,
+        'the retried create reuses the upload',
+      );
+      emu.endAll();
+      await settle(worker, [id]);
+      assert.equal((await result(key, id)).success, true);
+    });
+
+    test("GET /usage shows the emulator's tokens at the catalog's batch prices", async () => {
+      const { worker } = await h.worker();
+      const { key } = await createProjectWithKey(h.db.database, { now: clock.now() });
+      const ids = [
+        await load(key, plain('usage one, a longer prompt to count some more tokens than the other')),
+        await load(
+          key,
+          plain('usage two', {
+            params: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'usage two' }], max_tokens: 4 },
+          }),
+        ),
+        await load(key, {
+          params: { model: 'gpt-4o-mini', max_tokens: 100 },
+          records: ['a', 'b'].map((recordId) => ({
+            recordId,
+            modelInput: { messages: [{ role: 'user', content: `usage record ${recordId}` }] },
+          })),
+        }),
+      ];
+      await submit(worker);
+      const batch = await emuBatchOf(ids[0] as string);
+      emu.endAll();
+      await settle(worker, ids);
+      let input = 0;
+      let output = 0;
+      const out = emu.file(batch.outputFileId as string);
+      assert.ok(out);
+      for (const l of out.content.toString('utf8').split('\n').filter(Boolean)) {
+        const usage = JSON.parse(l).response.body.usage;
+        input += usage.prompt_tokens;
+        output += usage.completion_tokens;
+      }
+      assert.equal(batch.lines?.length, 4);
+      const prices = CATALOG.models.find((m) => m.id === 'gpt-4o-mini')?.prices_usd_per_mtok as {
+        input: number;
+        output: number;
+        batch_input: number;
+        batch_output: number;
+      };
+      const cost = roundUsd((input * prices.batch_input + output * prices.batch_output) / 1_000_000);
+      const standard = roundUsd((input * prices.input + output * prices.output) / 1_000_000);
+      assert.ok(cost > 0);
+      const res = await h.app.request('GET', '/usage', { key });
+      assert.equal(res.status, 200, res.text);
+      const counts = {
+        cargo: 3,
+        requests: 4,
+        input_tokens: input,
+        output_tokens: output,
+        cost_usd: cost,
+        standard_cost_usd: standard,
+      };
+      assert.deepEqual(res.body, {
+        data: [{ date: new Date(clock.now()).toISOString().slice(0, 10), model: 'gpt-4o-mini', ...counts }],
+        totals: { ...counts, savings_usd: roundUsd(standard - cost) },
+      });
+    });
+
+    test('a webhook delivers the translated OpenAI result to a loopback receiver', async () => {
+      const receiver = await startReceiver();
+      try {
+        const { worker } = await h.worker();
+        const { key } = await createProjectWithKey(h.db.database, { now: clock.now() });
+        const id = await load(key, plain('webhook please', { callback_url: `${receiver.url}/hook` }));
+        await submit(worker);
+        emu.endAll();
+        await settle(worker, [id]);
+        for (let i = 0; i < 10 && receiver.received.length === 0; i++) {
+          clock.advance(1000);
+          await worker.runUntilIdle();
+        }
+        assert.equal(receiver.received.length, 1);
+        assert.equal((await cargoRow(id)).status, 'callback_delivered');
+        const post = receiver.received[0];
+        assert.ok(post);
+        assert.equal(post.url, '/hook');
+        const body = JSON.parse(post.body);
+        const stored = await result(key, id);
+        assert.equal(body.cargo_id, id);
+        assert.equal(body.success, true);
+        assert.deepEqual(body.response, stored.response);
+        assert.equal(body.response.type, 'message');
+        assert.match(body.response.id, /^chatcmpl-/);
+        assert.equal(body.response.model, 'gpt-4o-mini');
+        assert.equal(body.response.stop_reason, 'end_turn');
+        assert.equal(body.response.stop_sequence, null);
+      } finally {
+        await receiver.close();
+      }
     });
   });
 }
