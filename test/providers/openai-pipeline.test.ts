@@ -486,3 +486,87 @@ for (const backend of await backends()) {
     });
   });
 }
+
+for (const backend of await backends({ childProcesses: true })) {
+  describe(`a barge serve killed during an OpenAI create on ${backend.name}`, () => {
+    let emu: OpenAIEmulator;
+    before(async () => {
+      // Real processes, real time: each retrieve moves a batch one status on.
+      emu = await startOpenAIEmulator({ stepEveryRetrieves: 1 });
+    });
+    after(async () => {
+      await emu?.close();
+    });
+    const s = serveHarness(backend);
+
+    test('the batch the lost create made is adopted by the next process: one job, every cargo answered', async () => {
+      const { key } = await createProjectWithKey(s.db.database);
+      const env = {
+        OPENAI_API_KEY: emu.apiKey,
+        OPENAI_BASE_URL: emu.baseURL,
+        BARGE_BATCH_MAX_WAIT_MS: '100',
+        BARGE_LEASE_MS: '2000',
+      };
+      const held = emu.holdNextCreate('on-arrival');
+      const first = await s.serveAll(env);
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        ids.push(
+          await loadOverHttp(first.url, key, {
+            params: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: `crash ${i}` }], max_tokens: 50 },
+          }),
+        );
+      }
+      await held.arrived;
+      const cargo = () => s.db.database.read.selectFrom('cargo').selectAll().where('id', 'in', ids).execute();
+      const batchIds = new Set((await cargo()).map((c) => c.batch_id));
+      assert.equal(batchIds.size, 1, 'one batch');
+      const bargeBatchId = [...batchIds][0] as string;
+      const tagged = () => emu.batches().filter((b) => b.metadata?.barge_batch_id === bargeBatchId);
+      assert.equal(tagged().length, 1, 'the held create already made the batch at the provider');
+      const row = await s.db.database.read
+        .selectFrom('batches')
+        .selectAll()
+        .where('id', '=', bargeBatchId)
+        .executeTakeFirstOrThrow();
+      assert.equal(row.job_id, null, 'barge has not recorded it: the answer is held');
+      assert.ok(row.submit_started_at !== null, 'the submit intent is recorded');
+
+      await first.child.stop('SIGKILL');
+      held.release();
+      const second = await s.serveAll(env);
+      const rows = await waitFor(
+        'every cargo to finish',
+        cargo,
+        (list) => list.every((c) => FINISHED.includes(c.status)),
+        { timeoutMs: 20_000, intervalMs: 100 },
+      );
+      assert.deepEqual(
+        rows.map((c) => c.status),
+        ['completed', 'completed', 'completed'],
+      );
+      const jobs = tagged();
+      const ran = jobs.filter((b) => b.status !== 'cancelling' && b.status !== 'cancelled');
+      assert.equal(ran.length, 1, `one batch ran: ${JSON.stringify(jobs.map((b) => b.status))}`);
+      assert.equal(ran[0]?.status, 'completed');
+      const recorded = await s.db.database.read
+        .selectFrom('batches')
+        .select('job_id')
+        .where('id', '=', bargeBatchId)
+        .executeTakeFirstOrThrow();
+      assert.equal(recorded.job_id, ran[0]?.id, 'the adopted job is the one that ran');
+      assert.equal(jobs.length, 1, 'no second batch was created');
+      for (const id of ids) {
+        const res = await fetch(`${second.url}/cargo/${id}/result`, { headers: { 'x-api-key': key } });
+        assert.equal(res.status, 200);
+        const body = (await res.json()) as { success: boolean; response: { type: string; model: string } };
+        assert.equal(body.success, true);
+        assert.equal(body.response.type, 'message');
+        assert.equal(body.response.model, 'gpt-4o-mini');
+      }
+      await waitFor('the input file to be deleted', () => emu.file(ran[0]?.inputFileId as string)?.deleted, Boolean, {
+        timeoutMs: 5000,
+      });
+    });
+  });
+}
