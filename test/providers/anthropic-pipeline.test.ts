@@ -11,9 +11,10 @@ import type { Service } from '../../src/service.js';
 import { type AnthropicEmulator, startAnthropicEmulator } from '../helpers/anthropic-emulator.js';
 import { createProjectWithKey, testConfig } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
-import { harness } from '../helpers/harness.js';
+import { harness, serveHarness } from '../helpers/harness.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { eventually } from '../helpers/wait.js';
+import { loadOverHttp } from '../helpers/serve.js';
+import { eventually, waitFor } from '../helpers/wait.js';
 
 /**
  * The Anthropic provider end to end through barge's HTTP API: cargo loaded over HTTP, batched and
@@ -378,6 +379,109 @@ for (const backend of await backends()) {
       assert.equal(body.response, null);
       // Canceled because its window closed, the request counts as expired (as for svc-mock).
       assert.equal(body.error_message, WINDOW_CLOSED_ERROR);
+    });
+  });
+}
+
+/**
+ * A `barge serve` child is SIGKILLed while its create call is open at the provider (the emulator has
+ * made the batch but withholds the answer); a new child on the same database must find that batch
+ * (Anthropic has no idempotency key: by size and creation time), adopt it rather than create a
+ * second one, and give every cargo its result. Needs a database another process can open.
+ */
+for (const backend of await backends({ childProcesses: true })) {
+  describe(`barge serve killed during an Anthropic create, on ${backend.name}`, () => {
+    const h = serveHarness(backend);
+    let emulator: AnthropicEmulator;
+    before(async () => {
+      emulator = await startAnthropicEmulator();
+    });
+    after(() => emulator.close());
+
+    test('the restarted process adopts the batch the lost create made; exactly one batch runs, every cargo gets its result', async () => {
+      const env = {
+        ANTHROPIC_API_KEY: emulator.apiKey,
+        ANTHROPIC_BASE_URL: emulator.url,
+        BARGE_BATCH_MAX_WAIT_MS: '500',
+        BARGE_LEASE_MS: '2000',
+      };
+      const held = emulator.holdNextCreate('on-arrival');
+      const first = await h.serveAll(env);
+      const { key } = await createProjectWithKey(h.db.database);
+      const contents = ['crash 0', 'crash 1', 'crash 2'];
+      const ids = await Promise.all(
+        contents.map((content) =>
+          loadOverHttp(first.url, key, {
+            params: { model: SONNET, max_tokens: 20, messages: [{ role: 'user', content }] },
+          }),
+        ),
+      );
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        held.arrived,
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error('the create call never arrived')), 15_000);
+        }),
+      ]);
+      clearTimeout(timer);
+      // The provider accepted the create: the batch exists while its answer is withheld.
+      const ours = () =>
+        emulator
+          .batches()
+          .filter((b) => b.requests.some((r) => contents.includes(String((r.params.messages as any)?.[0]?.content))));
+      const [lost] = ours();
+      assert.ok(lost);
+      assert.equal(lost.requests.length, 3, 'the three cargo went in one batch');
+      assert.equal(lost.status, 'in_progress');
+
+      await first.child.stop('SIGKILL');
+      held.release();
+      const second = await h.serveAll(env);
+
+      const recorded = await waitFor(
+        'a job recorded for the batch',
+        () =>
+          h.db.database.write
+            .selectFrom('batches')
+            .select(['id', 'job_id', 'status'])
+            .where('provider', '=', 'anthropic')
+            .where('job_id', 'is not', null)
+            .execute(),
+        (rows) => rows.length > 0,
+        { timeoutMs: 20_000 },
+      );
+      assert.equal(recorded.length, 1);
+      assert.equal(recorded[0]?.job_id, lost.id, 'the batch the lost create made was adopted');
+      emulator.end(lost.id);
+
+      const tracking = async (id: string) => {
+        const res = await fetch(`${second.url}/cargo/${id}/tracking`, { headers: { 'x-api-key': key } });
+        return ((await res.json()) as { status: string }).status;
+      };
+      await waitFor(
+        'every cargo finished',
+        () => Promise.all(ids.map(tracking)),
+        (statuses) => statuses.every((s) => FINISHED.has(s)),
+        { timeoutMs: 20_000, intervalMs: 100 },
+      );
+
+      const batches = ours();
+      const ran = batches.filter((b) => b.status === 'ended' && b.cancelInitiatedAt === null);
+      assert.equal(ran.length, 1, 'exactly one batch ran to completion');
+      for (const other of batches) if (other !== ran[0]) assert.notEqual(other.cancelInitiatedAt, null);
+      for (const [i, id] of ids.entries()) {
+        const res = await fetch(`${second.url}/cargo/${id}/result`, { headers: { 'x-api-key': key } });
+        assert.equal(res.status, 200);
+        const body = (await res.json()) as { success: boolean; response: unknown };
+        assert.equal(body.success, true);
+        const line = ran[0]?.results?.find(
+          (r) =>
+            r.custom_id ===
+            ran[0]?.requests.find((q) => (q.params.messages as any)[0].content === contents[i])?.custom_id,
+        );
+        assert.ok(line);
+        assert.deepEqual(body.response, line.result.message);
+      }
     });
   });
 }
