@@ -12,6 +12,7 @@ import { type AnthropicEmulator, startAnthropicEmulator } from '../helpers/anthr
 import { createProjectWithKey, testConfig } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { harness, serveHarness } from '../helpers/harness.js';
+import { type ObjectStoreRig, startObjectStoreRig } from '../helpers/object-store.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { loadOverHttp } from '../helpers/serve.js';
 import { eventually, waitFor } from '../helpers/wait.js';
@@ -58,14 +59,20 @@ for (const backend of await backends()) {
     const clock = new ManualClock(Date.UTC(2026, 10, 22, 12));
     const config: Partial<Config> = {};
     let emulator: AnthropicEmulator;
+    let rig: ObjectStoreRig;
     before(async () => {
       emulator = await startAnthropicEmulator();
+      rig = await startObjectStoreRig();
+      Object.assign(config, rig.config);
       config.providers = {
         ...testConfig().providers,
         anthropic: { apiKey: emulator.apiKey, baseUrl: emulator.url, version: '2023-06-01' },
       };
     });
-    after(() => emulator.close());
+    after(async () => {
+      await emulator.close();
+      await rig.close();
+    });
     const h = harness(backend, { clock, config });
 
     let shared: Service | undefined;
@@ -268,6 +275,32 @@ for (const backend of await backends()) {
       } finally {
         await receiver.close();
       }
+    });
+
+    test('object delivery writes the real provider result, its response as returned', async () => {
+      const { key, projectId } = await createProjectWithKey(h.db.database);
+      const bucket = await rig.bucket();
+      const connection = await rig.roleConnection(h.db.database, projectId);
+      const before = creates().length;
+      const id = await load(key, {
+        params: { model: SONNET, max_tokens: 30, messages: [{ role: 'user', content: 'write me down' }] },
+        callback: { type: 'object_store', connection_id: connection.id, bucket_arn: `arn:aws:s3:::${bucket}` },
+      });
+      await submit();
+      const request = requestWith(createdRequests(before), 'write me down');
+      await finish(key, [id]);
+      await eventually(
+        () => rig.s3.keys(bucket),
+        (keys) => keys.length === 1,
+      );
+      const objectKey = (await rig.s3.keys(bucket))[0] ?? '';
+      assert.ok(objectKey.endsWith(`${id}.json`), objectKey);
+      const object = JSON.parse((await rig.s3.getObject(bucket, objectKey)).body.toString('utf8'));
+      assert.equal(object.cargo_id, id);
+      assert.equal(object.success, true);
+      assert.equal(object.response_truncated, false);
+      assert.deepEqual(object.response, returned(request.custom_id).message);
+      assert.equal(await status(key, id), 'callback_delivered');
     });
 
     test('a 429 with retry-after on create: the batch waits at least retry-after, then completes', async () => {
