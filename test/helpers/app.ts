@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
 import { type Config, loadConfig } from '../../src/config.js';
 import { type Clock, systemClock } from '../../src/domain/clock.js';
@@ -86,6 +87,13 @@ export async function createProjectWithKey(
     now,
   });
   return { projectId: project.id, slug, key, keyId: apiKey.id, webhookSecret: project.webhookSecret };
+}
+
+/** POST /cargo/load that must be accepted; its cargo id. */
+export async function loadCargo(app: TestApp, key: string, body: unknown): Promise<string> {
+  const res = await app.request('POST', '/cargo/load', { key, body });
+  assert.equal(res.status, 200, res.text);
+  return res.body.cargo_id as string;
 }
 
 export const mockBody = (content = 'Hello there', extra: Record<string, unknown> = {}) => ({

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { ManualClock } from '../../src/domain/clock.js';
 import { roundUsd } from '../../src/domain/usage.js';
 import type { Service } from '../../src/service.js';
-import { createProjectWithKey, mockBody } from '../helpers/app.js';
+import { createProjectWithKey, loadCargo, mockBody } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { harness } from '../helpers/harness.js';
 
@@ -21,11 +21,7 @@ for (const backend of await backends()) {
     const clock = new ManualClock(Date.UTC(2026, 10, 22, 12));
     const h = harness(backend, { clock });
 
-    const load = async (key: string, body: unknown) => {
-      const res = await h.app.request('POST', '/cargo/load', { key, body });
-      assert.equal(res.status, 200, res.text);
-      return res.body.cargo_id as string;
-    };
+    const load = (key: string, body: unknown) => loadCargo(h.app, key, body);
     /** Drives svc-mock cargo (latency 0) from pending to their result, a few seconds of the clock. */
     const complete = async (worker: Service) => {
       for (let step = 0; step < 3; step++) {

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { ManualClock } from '../../src/domain/clock.js';
 import { MockProvider } from '../../src/providers/mock/mock-provider.js';
 import type { JobStatus, SubmitInput, SubmitStep } from '../../src/providers/provider.js';
-import { createProjectWithKey, mockBody } from '../helpers/app.js';
+import { createProjectWithKey, loadCargo, mockBody } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { harness } from '../helpers/harness.js';
 
@@ -14,11 +14,7 @@ for (const backend of await backends()) {
     const clock = new ManualClock(Date.UTC(2026, 10, 22, 12));
     const h = harness(backend, { clock });
 
-    const load = async (key: string, body: unknown) => {
-      const res = await h.app.request('POST', '/cargo/load', { key, body });
-      assert.equal(res.status, 200, res.text);
-      return res.body.cargo_id as string;
-    };
+    const load = (key: string, body: unknown) => loadCargo(h.app, key, body);
     const status = async (key: string, id: string) =>
       (await h.app.request('GET', `/cargo/${id}/tracking`, { key })).body.status as string;
     const cargoRows = (ids: string[]) =>

@@ -9,7 +9,7 @@ import { roundUsd } from '../../src/domain/usage.js';
 import { EXPIRED_ERROR } from '../../src/providers/anthropic/result-mapping.js';
 import type { Service } from '../../src/service.js';
 import { type AnthropicEmulator, startAnthropicEmulator } from '../helpers/anthropic-emulator.js';
-import { createProjectWithKey, testConfig } from '../helpers/app.js';
+import { createProjectWithKey, loadCargo, testConfig } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { harness, serveHarness } from '../helpers/harness.js';
 import { type ObjectStoreRig, startObjectStoreRig } from '../helpers/object-store.js';
@@ -80,11 +80,7 @@ for (const backend of await backends()) {
       shared ??= (await h.worker()).worker;
       return shared;
     };
-    const load = async (key: string, body: unknown) => {
-      const res = await h.app.request('POST', '/cargo/load', { key, body });
-      assert.equal(res.status, 200, res.text);
-      return res.body.cargo_id as string;
-    };
+    const load = (key: string, body: unknown) => loadCargo(h.app, key, body);
     const status = async (key: string, id: string) =>
       (await h.app.request('GET', `/cargo/${id}/tracking`, { key })).body.status as string;
     const result = async (key: string, id: string) => {

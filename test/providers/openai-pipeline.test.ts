@@ -11,7 +11,7 @@ import type { Config } from '../../src/config.js';
 import { ManualClock } from '../../src/domain/clock.js';
 import { roundUsd } from '../../src/domain/usage.js';
 import type { Service } from '../../src/service.js';
-import { createProjectWithKey, testConfig } from '../helpers/app.js';
+import { createProjectWithKey, loadCargo, testConfig } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { harness, serveHarness } from '../helpers/harness.js';
 import { type InputLine, type OpenAIEmulator, startOpenAIEmulator } from '../helpers/openai-emulator.js';
@@ -54,11 +54,7 @@ for (const backend of await backends()) {
     });
     const h = harness(backend, { clock, config });
 
-    const load = async (key: string, body: unknown) => {
-      const res = await h.app.request('POST', '/cargo/load', { key, body });
-      assert.equal(res.status, 200, res.text);
-      return res.body.cargo_id as string;
-    };
+    const load = (key: string, body: unknown) => loadCargo(h.app, key, body);
     const result = async (key: string, id: string) => {
       const res = await h.app.request('GET', `/cargo/${id}/result`, { key });
       assert.equal(res.status, 200, res.text);
