@@ -19,6 +19,9 @@ export class ManualClock implements Clock {
   }
 }
 
+/** A day in milliseconds: UTC days, provider completion windows. */
+export const DAY_MS = 86_400_000;
+
 export function isoTime(ms: number): string {
   return new Date(ms).toISOString();
 }

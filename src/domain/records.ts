@@ -36,3 +36,7 @@ export function assembleRecords(
 
 export const NO_RESULT_ERROR = 'errored: the provider returned no result for this request';
 export const EXPIRED_ERROR = 'expired: the batch did not complete within its completion window';
+/** A request the provider canceled before it ran, and one it never reached before its window closed: every provider's texts. */
+export const CANCELED_ERROR = 'canceled: the batch was canceled before this request ran';
+export const REQUEST_EXPIRED_ERROR =
+  "expired: the request was not processed before the batch's completion window closed";

@@ -3,6 +3,7 @@
  * model's batch prices and at its real-time ("standard") prices, and the UTC days a usage report
  * covers. Pure: the collector, the store query and GET /usage all count with these.
  */
+import { DAY_MS } from './clock.js';
 
 /** A model's prices in USD per million tokens (the catalog's `prices_usd_per_mtok`). */
 export interface Prices {
@@ -76,8 +77,6 @@ function perMillion(tokens: Tokens, input: number, output: number): number {
 export function roundUsd(usd: number): number {
   return Math.round(usd * 1e10) / 1e10;
 }
-
-export const DAY_MS = 86_400_000;
 
 /**
  * The longest range one usage report covers, in days: the work of a request stays bounded (it

@@ -1,7 +1,8 @@
 import type { Clock } from '../domain/clock.js';
+import { DAY_MS } from '../domain/clock.js';
 import { errors } from '../domain/errors.js';
 import type { Database } from '../store/database.js';
-import { DAY_MS, readStorageUsage, type StorageUsage, utcDayStart } from '../store/storage-usage.js';
+import { readStorageUsage, type StorageUsage, utcDayStart } from '../store/storage-usage.js';
 import type { AuthContext } from './auth.js';
 
 /** A project over its held-bytes budget is told to come back after this long (results expire over time). */

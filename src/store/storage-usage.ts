@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { DAY_MS } from '../domain/clock.js';
 import type { Dialect } from './database.js';
 import type { Schema } from './schema.js';
 
@@ -8,8 +9,6 @@ import type { Schema } from './schema.js';
  * them through triggers that append to `storage_changes`, which this folds in. Nothing here sums a
  * table: a read is one row plus the project's few changes not folded yet.
  */
-
-export const DAY_MS = 86_400_000;
 
 export function utcDayStart(at: number): number {
   return at - (at % DAY_MS);

@@ -4,9 +4,11 @@ import { after, before, describe, test } from 'node:test';
 import type { Config } from '../../src/config.js';
 import { ManualClock } from '../../src/domain/clock.js';
 import { POLL_MAX_MS } from '../../src/domain/polling.js';
-import { EXPIRED_ERROR as WINDOW_CLOSED_ERROR } from '../../src/domain/records.js';
+import {
+  REQUEST_EXPIRED_ERROR as EXPIRED_ERROR,
+  EXPIRED_ERROR as WINDOW_CLOSED_ERROR,
+} from '../../src/domain/records.js';
 import { roundUsd } from '../../src/domain/usage.js';
-import { EXPIRED_ERROR } from '../../src/providers/anthropic/result-mapping.js';
 import type { Service } from '../../src/service.js';
 import { type AnthropicEmulator, startAnthropicEmulator } from '../helpers/anthropic-emulator.js';
 import { createProjectWithKey, loadCargo, testConfig } from '../helpers/app.js';

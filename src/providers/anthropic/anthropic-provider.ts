@@ -1,7 +1,7 @@
 /** The Anthropic Message Batches provider (providers.md §1) over the official `@anthropic-ai/sdk`. */
 import Anthropic from '@anthropic-ai/sdk';
 import type { MessageBatch, MessageBatchIndividualResponse } from '@anthropic-ai/sdk/resources/messages/batches';
-import type { Clock } from '../../domain/clock.js';
+import { type Clock, DAY_MS } from '../../domain/clock.js';
 import {
   type FoundJob,
   type JobRef,
@@ -37,7 +37,7 @@ export const ANTHROPIC_LIMITS: ProviderLimits = {
   maxRequests: MAX_REQUESTS,
   maxBytes: MAX_BODY_BYTES - MAX_REQUESTS * ENVELOPE_BYTES_PER_REQUEST,
   minRequests: 1,
-  completionWindowMs: 24 * 60 * 60 * 1000,
+  completionWindowMs: DAY_MS,
   // A Message Batch takes minutes to an hour to run, so a minute spent filling it adds little to a
   // cargo's wait, while it makes fewer, larger batches: fewer creates and polls against the batch
   // API's per-minute limit (which counts every batch endpoint) and fewer jobs to watch.

@@ -1,11 +1,8 @@
 /** Maps one line of a Message Batches results file to barge's RequestResult (decisions.md, "What the result's response is"). */
 import type { MessageBatchIndividualResponse } from '@anthropic-ai/sdk/resources/messages/batches';
 import type { ModelMessage } from '../../domain/model-message.js';
+import { CANCELED_ERROR, REQUEST_EXPIRED_ERROR } from '../../domain/records.js';
 import type { RequestResult } from '../provider.js';
-
-/** The texts svc-mock uses for requests that never ran, so every provider's failures read alike. */
-export const CANCELED_ERROR = 'canceled: the batch was canceled before this request ran';
-export const EXPIRED_ERROR = "expired: the request was not processed before the batch's completion window closed";
 
 /**
  * `succeeded` keeps the provider's Message exactly as parsed from the line, every field included
@@ -23,7 +20,7 @@ export function requestResultOf(line: MessageBatchIndividualResponse): RequestRe
     case 'canceled':
       return { customId, success: false, kind: 'canceled', error: CANCELED_ERROR };
     case 'expired':
-      return { customId, success: false, kind: 'expired', error: EXPIRED_ERROR };
+      return { customId, success: false, kind: 'expired', error: REQUEST_EXPIRED_ERROR };
     default: {
       const type = (result as { type?: unknown }).type;
       return { customId, success: false, kind: 'errored', error: `unknown_result: result type ${String(type)}` };

@@ -1,6 +1,7 @@
 /** The svc-mock provider: a batch API that never bills, for integration tests and demos. */
-import type { Clock } from '../../domain/clock.js';
+import { type Clock, DAY_MS } from '../../domain/clock.js';
 import { newId } from '../../domain/ids.js';
+import { CANCELED_ERROR } from '../../domain/records.js';
 import type {
   BatchRequest,
   FoundJob,
@@ -15,7 +16,6 @@ import type {
 } from '../provider.js';
 import { mockRespond } from './responder.js';
 
-const DAY = 86_400_000;
 /** Results come back shuffled within windows of this many: out of order, in bounded memory. */
 const SHUFFLE_WINDOW = 2000;
 
@@ -23,7 +23,7 @@ export const MOCK_LIMITS: ProviderLimits = {
   maxRequests: 100_000,
   maxBytes: 256 * 1024 * 1024,
   minRequests: 1,
-  completionWindowMs: DAY,
+  completionWindowMs: DAY_MS,
   // svc-mock stands in for a batch API in integration tests: flush quickly.
   defaultMaxWaitMs: 500,
 };
@@ -97,7 +97,7 @@ export class MockProvider implements Provider {
         customId,
         success: false,
         kind: 'canceled',
-        error: 'canceled: the batch was canceled before this request ran',
+        error: CANCELED_ERROR,
       };
     }
     const outcome = mockRespond(model, JSON.parse(request.input) as Parameters<typeof mockRespond>[1]);

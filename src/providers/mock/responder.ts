@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Message, ModelInput } from '../../domain/cargo-request.js';
 import type { ModelMessage } from '../../domain/model-message.js';
+import { REQUEST_EXPIRED_ERROR } from '../../domain/records.js';
 
 /**
  * svc-mock's model: deterministic (the same input gives the same message), well-formed, and
@@ -34,7 +35,7 @@ export function mockRespond(model: string, input: ModelInput): MockOutcome {
     return {
       success: false,
       kind: 'expired',
-      error: `expired: the request was not processed before the batch's completion window closed ('${TRIGGERS.expire}')`,
+      error: `${REQUEST_EXPIRED_ERROR} ('${TRIGGERS.expire}')`,
     };
   }
 

@@ -6,7 +6,7 @@
  */
 import OpenAI, { APIError, toStreamingFile } from 'openai';
 import type { Batch } from 'openai/resources/batches';
-import type { Clock } from '../../domain/clock.js';
+import { type Clock, DAY_MS } from '../../domain/clock.js';
 import type {
   FoundJob,
   JobRef,
@@ -25,7 +25,6 @@ import { calling, type ErrorContext, providerErrorOf } from './provider-errors.j
 import { resultOfLine } from './result-lines.js';
 import { CHAT_COMPLETIONS } from './translate-request.js';
 
-const HOUR = 3_600_000;
 /** "The Batch API only supports .jsonl files up to 200 MB" (providers.md §3.1). */
 export const OPENAI_MAX_FILE_BYTES = 200 * 1024 * 1024;
 const MAX_REQUESTS = 50_000;
@@ -40,7 +39,7 @@ export const OPENAI_LIMITS: ProviderLimits = {
   maxRequests: MAX_REQUESTS,
   maxBytes: OPENAI_MAX_FILE_BYTES - MAX_REQUESTS * LINE_ENVELOPE_BYTES,
   minRequests: 1,
-  completionWindowMs: 24 * HOUR,
+  completionWindowMs: DAY_MS,
   // A batch takes minutes to hours, so a minute spent filling a group is cheap, and fewer, fuller
   // batches spare OpenAI's batch-creation limit (2,000 per hour) and the per-batch upload.
   defaultMaxWaitMs: 60_000,

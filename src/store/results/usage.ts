@@ -1,6 +1,6 @@
 /** A project's usage by UTC day and model: what GET /usage and `barge usage` report. */
 import { sql } from 'kysely';
-import { DAY_MS } from '../../domain/usage.js';
+import { DAY_MS } from '../../domain/clock.js';
 import type { Database } from '../database.js';
 
 export interface UsageByDay {
