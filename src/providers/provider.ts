@@ -143,15 +143,32 @@ export class ProviderError extends Error {
 }
 
 /**
- * The kind of an HTTP status a provider answered, for adapters that map their SDK's errors.
- * 404 is `rejected` here; an adapter that knows a 404 may be a just-created job says `retryable`.
+ * A job this young that the provider says it does not know is not gone: the provider does not show
+ * it yet (a 404 has been seen a second after create, field-notes.md), so the call is retried.
  */
-export function errorKindOfStatus(status: number | undefined): ProviderErrorKind {
+export const JUST_CREATED_MS = 5 * 60_000;
+
+/** Whether `job` was created so recently that a 404 for it means "not visible yet". */
+export function justCreated(job: JobRef | null, now: number): boolean {
+  return job !== null && now - job.submittedAt < JUST_CREATED_MS;
+}
+
+/**
+ * The kind of an HTTP status a provider answered, for adapters that map their SDK's errors: no
+ * status (no answer) is `retryable`, and so is a 404 for a job just created (`justCreated`).
+ */
+export function errorKindOfStatus(status: number | undefined, jobJustCreated = false): ProviderErrorKind {
   if (status === undefined) return 'retryable';
+  if (status === 404 && jobJustCreated) return 'retryable';
   if (status === 429) return 'rate_limited';
   if (status === 401 || status === 403) return 'auth';
   if (status === 408 || status === 409 || status >= 500) return 'retryable';
   return 'rejected';
+}
+
+/** `text` without the API key, in case a proxy or a library echoes it into a message. */
+export function withoutKey(text: string, apiKey: string): string {
+  return apiKey.length > 0 ? text.split(apiKey).join('[redacted]') : text;
 }
 
 /** Milliseconds to wait from a `retry-after-ms` or `retry-after` header (seconds or an HTTP date). */

@@ -6,6 +6,7 @@ import {
   type FoundJob,
   type JobRef,
   type JobStatus,
+  justCreated,
   type Provider,
   ProviderError,
   type ProviderLimits,
@@ -43,9 +44,6 @@ export const ANTHROPIC_LIMITS: ProviderLimits = {
   // API's per-minute limit (which counts every batch endpoint) and fewer jobs to watch.
   defaultMaxWaitMs: 60_000,
 };
-
-/** A 404 on a batch younger than this is the API not showing a new batch yet (it has been seen a second after create). */
-export const NEW_BATCH_NOT_FOUND_GRACE_MS = 5 * 60_000;
 
 export interface AnthropicProviderOptions {
   /** ANTHROPIC_API_KEY; sent by the SDK as `Authorization: Bearer`. */
@@ -170,7 +168,6 @@ export class AnthropicProvider implements Provider {
 
   private errorContext(job: JobRef | null) {
     const now = this.clock.now();
-    const notFoundIsRetryable = job !== null && now - job.submittedAt < NEW_BATCH_NOT_FOUND_GRACE_MS;
-    return { now, notFoundIsRetryable, apiKey: this.apiKey };
+    return { now, jobJustCreated: justCreated(job, now), apiKey: this.apiKey };
   }
 }

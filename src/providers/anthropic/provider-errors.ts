@@ -1,12 +1,12 @@
 /** Turns what the Anthropic SDK throws into the ProviderError kinds the pipeline acts on. */
 import { AnthropicError, APIError } from '@anthropic-ai/sdk';
-import { errorKindOfStatus, ProviderError, retryAfterMsOf } from '../provider.js';
+import { errorKindOfStatus, ProviderError, retryAfterMsOf, withoutKey } from '../provider.js';
 
 export interface ErrorContext {
   now: number;
-  /** A 404 for a job created moments ago is the API not showing it yet (field notes): retried. */
-  notFoundIsRetryable: boolean;
-  /** Removed from any message, in case a proxy or a library echoes it. */
+  /** The job was created moments ago: a 404 is the API not showing it yet (provider.ts justCreated). */
+  jobJustCreated: boolean;
+  /** Removed from any message (withoutKey). */
   apiKey: string;
 }
 
@@ -21,15 +21,17 @@ export function providerErrorOf(err: unknown, context: ErrorContext): ProviderEr
   if (err instanceof ProviderError) return err;
   if (err instanceof APIError) {
     const status = err.status as number | undefined;
-    const kind = status === 404 && context.notFoundIsRetryable ? 'retryable' : errorKindOfStatus(status);
     return new ProviderError(
-      kind,
-      redact(describe(err, status), context.apiKey),
+      errorKindOfStatus(status, context.jobJustCreated),
+      withoutKey(describe(err, status), context.apiKey),
       retryAfterMsOf(err.headers as Headers | undefined, context.now),
     );
   }
   const message = err instanceof Error ? err.message : String(err);
-  return new ProviderError(err instanceof AnthropicError ? 'rejected' : 'retryable', redact(message, context.apiKey));
+  return new ProviderError(
+    err instanceof AnthropicError ? 'rejected' : 'retryable',
+    withoutKey(message, context.apiKey),
+  );
 }
 
 function describe(err: APIError, status: number | undefined): string {
@@ -40,8 +42,4 @@ function describe(err: APIError, status: number | undefined): string {
     return `connection_error: ${err.message}${detail}`;
   }
   return `http_${status}: ${err.message}`;
-}
-
-function redact(message: string, apiKey: string): string {
-  return apiKey.length > 0 ? message.split(apiKey).join('[redacted]') : message;
 }

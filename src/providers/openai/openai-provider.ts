@@ -7,16 +7,17 @@
 import OpenAI, { APIError, toStreamingFile } from 'openai';
 import type { Batch } from 'openai/resources/batches';
 import { type Clock, DAY_MS } from '../../domain/clock.js';
-import type {
-  FoundJob,
-  JobRef,
-  JobStatus,
-  Provider,
-  ProviderLimits,
-  RequestResult,
-  SubmissionLookup,
-  SubmitInput,
-  SubmitStep,
+import {
+  type FoundJob,
+  type JobRef,
+  type JobStatus,
+  justCreated,
+  type Provider,
+  type ProviderLimits,
+  type RequestResult,
+  type SubmissionLookup,
+  type SubmitInput,
+  type SubmitStep,
 } from '../provider.js';
 import { inputFileChunks } from './input-file.js';
 import { jobStateText, parseJobState } from './job-state.js';
@@ -52,8 +53,6 @@ const INPUT_FILE_TTL_S = 7 * 24 * 3600;
 const CLOCK_SLACK_MS = 60_000;
 /** findSubmitted reads at most this many pages of 100 batches (OpenAI creates ≤ 2,000 per hour). */
 const MAX_LIST_PAGES = 20;
-/** A 404 on a batch this young means "not visible yet" (field-notes.md §1), so it is retried. */
-const YOUNG_BATCH_MS = 60_000;
 
 const ENDED = new Set(['completed', 'expired', 'cancelled']);
 /** Nothing left to cancel. */
@@ -226,9 +225,8 @@ export class OpenAIProvider implements Provider {
   }
 
   private retrieve(job: JobRef): Promise<Batch> {
-    const young = this.options.clock.now() - job.submittedAt < YOUNG_BATCH_MS;
     return calling(
-      () => ({ ...this.errorContext(), notFoundIsTransient: young }),
+      () => ({ ...this.errorContext(), jobJustCreated: justCreated(job, this.options.clock.now()) }),
       () => this.client.batches.retrieve(job.jobId),
     );
   }
