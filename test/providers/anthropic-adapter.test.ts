@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { loadConfig } from '../../src/config.js';
 import type { BatchRequest } from '../../src/domain/batch-requests.js';
 import { ManualClock } from '../../src/domain/clock.js';
 import { CANCELED_ERROR, REQUEST_EXPIRED_ERROR as EXPIRED_ERROR } from '../../src/domain/records.js';
@@ -26,8 +27,11 @@ before(async () => {
 });
 after(() => emulator.close());
 
+/** The adapter as `barge serve` builds it: its settings from the config, defaults included. */
 function adapter(options: Partial<AnthropicProviderOptions> = {}, on: AnthropicEmulator = emulator) {
-  return new AnthropicProvider({ apiKey: on.apiKey, baseUrl: on.url, clock: new ManualClock(Date.now()), ...options });
+  const settings = loadConfig({ ANTHROPIC_API_KEY: on.apiKey, ANTHROPIC_BASE_URL: on.url }).providers.anthropic;
+  assert.ok(settings);
+  return new AnthropicProvider({ ...settings, clock: new ManualClock(Date.now()), ...options });
 }
 
 const input = (text: string, extra: Record<string, unknown> = {}) =>
@@ -203,7 +207,7 @@ test('HTTP failures become ProviderErrors of the right kind, with the provider t
     /^invalid_request_error: requests\.0\.custom_id: String should have at most 64/,
   );
 
-  const nowhere = new AnthropicProvider({ apiKey: 'k', baseUrl: 'http://127.0.0.1:9', clock: new ManualClock() });
+  const nowhere = adapter({ apiKey: 'k', baseUrl: 'http://127.0.0.1:9', clock: new ManualClock() });
   await rejectsWith(nowhere.status(job), 'retryable', /^connection_error: /);
 });
 

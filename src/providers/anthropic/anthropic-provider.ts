@@ -20,10 +20,6 @@ import { createBody } from './request-body.js';
 import { requestResultOf } from './result-mapping.js';
 import { findCandidates, LIST_PAGE_SIZE } from './submission-lookup.js';
 
-/** decisions.md: barge pins this API version whatever the SDK's default (2026-10-21 in SDK 1.x). */
-export const DEFAULT_ANTHROPIC_VERSION = '2023-06-01';
-export const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
-
 /** The API refuses a create body above 256 MB with a 413 (providers.md §1.7). */
 export const MAX_BODY_BYTES = 256 * 1024 * 1024;
 const MAX_REQUESTS = 100_000;
@@ -49,9 +45,12 @@ export interface AnthropicProviderOptions {
   /** ANTHROPIC_API_KEY; sent by the SDK as `Authorization: Bearer`. */
   apiKey: string;
   /** ANTHROPIC_BASE_URL, without `/v1` (the SDK's paths start with it). */
-  baseUrl?: string;
-  /** The `anthropic-version` header on every call (BARGE_ANTHROPIC_VERSION). */
-  version?: string;
+  baseUrl: string;
+  /**
+   * The `anthropic-version` header on every call: BARGE_ANTHROPIC_VERSION, which config.ts pins to
+   * 2023-06-01 whatever the SDK's default (2026-10-21 in SDK 1.x; decisions.md).
+   */
+  version: string;
   clock: Clock;
   limits?: Partial<ProviderLimits>;
   /** Batches per list page when looking for a lost create (tests lower it to see paging). */
@@ -78,10 +77,10 @@ export class AnthropicProvider implements Provider {
     this.listPageSize = options.listPageSize ?? LIST_PAGE_SIZE;
     this.client = new Anthropic({
       apiKey: options.apiKey,
-      baseURL: options.baseUrl ?? DEFAULT_ANTHROPIC_BASE_URL,
+      baseURL: options.baseUrl,
       maxRetries: 0,
       // Default headers are applied after the SDK's own, so this replaces its version.
-      defaultHeaders: { 'anthropic-version': options.version ?? DEFAULT_ANTHROPIC_VERSION },
+      defaultHeaders: { 'anthropic-version': options.version },
     });
   }
 
