@@ -204,7 +204,8 @@ function toOutcome(result: RequestResult, canceledMeans: 'canceled' | 'expired')
   return { success: false, responseJson: null, error };
 }
 
-function newResult(
+/** The result of a cargo of this batch, and where the cargo goes with it. */
+export function newResult(
   cargo: AwaitingCargo,
   success: boolean,
   responseJson: string | null,

@@ -1,26 +1,20 @@
 /** Giving a batch up: every cargo still waiting on it fails with one message, and the batch ends. */
-import { statusAfterResult } from '../domain/lifecycle.js';
+import { NO_TOKENS, usageOf } from '../domain/usage.js';
 import type { BatchRow } from '../store/batches/due.js';
 import { markBatchEnded } from '../store/batches/reschedule.js';
 import { cargoAwaitingResults } from '../store/results/awaiting.js';
 import { storeResults } from '../store/results/store.js';
+import { newResult } from './collector.js';
 import { countCargoMoves, type PipelineContext } from './context.js';
 
 export async function failBatch(ctx: PipelineContext, batch: BatchRow, message: string): Promise<void> {
   const awaiting = await cargoAwaitingResults(ctx.database, batch.id);
+  const prices = ctx.prices(batch.provider, batch.provider_model);
   const moved = await storeResults(
     ctx.database,
     { batchId: batch.id, workerId: ctx.workerId },
-    awaiting.map((c) => ({
-      cargoId: c.id,
-      success: false,
-      response: null,
-      errorMessage: message,
-      resultTtlSeconds: c.resultTtlSeconds,
-      isRecords: c.isRecords,
-      nextStatus: statusAfterResult(false, c.channels.length),
-      channels: c.channels,
-    })),
+    // A request that never ran used nothing.
+    awaiting.map((c) => newResult(c, false, null, message, usageOf(prices, NO_TOKENS))),
     ctx.clock.now(),
   );
   countCargoMoves(ctx.metrics, batch, moved);

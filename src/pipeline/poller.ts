@@ -1,4 +1,4 @@
-import { nextPollAt, retryBackoffMs } from '../domain/polling.js';
+import { nextPollAt } from '../domain/polling.js';
 import type { BatchRow } from '../store/batches/due.js';
 import { markBatchCanceled, markBatchEnded, rescheduleBatch } from '../store/batches/reschedule.js';
 import { isDatabaseUnavailable, retryThroughOutage } from '../store/outage.js';
@@ -64,21 +64,21 @@ export async function checkBatch(ctx: PipelineContext, batch: BatchRow): Promise
     await provider.cleanup(job).catch((err) => ctx.log.warn({ batch: batch.id, err }, 'provider cleanup failed'));
     return true;
   } catch (err) {
-    // A database outage is reported once by the store; the batch is given back when it is over.
     const verdict = judgeProviderFailure(err, batch.attempts, ctx.clock.now());
-    if (verdict.action === 'fail' && provider) {
+    if (verdict.action === 'fail') {
       // The provider no longer answers for this job (gone, or the key lost access): its cargo fail.
       await failBatch(ctx, batch, `errored: ${verdict.error}`).catch((e) =>
         ctx.log.warn({ batch: batch.id, err: e }, 'failing the batch failed; will retry'),
       );
       return true;
     }
+    // A database outage is reported once by the store; the batch is given back when it is over.
     if (!isDatabaseUnavailable(err)) ctx.log.warn({ batch: batch.id, err }, 'batch check failed; will retry');
     const retry = {
       batchId: batch.id,
       workerId: ctx.workerId,
       now: ctx.clock.now(),
-      nextCheckAt: verdict.action === 'retry' ? verdict.at : ctx.clock.now() + retryBackoffMs(batch.attempts),
+      nextCheckAt: verdict.at,
       error: verdict.error,
     };
     await retryThroughOutage(() => rescheduleBatch(db, retry), ctx.settings.leaseMs);

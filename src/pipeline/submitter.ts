@@ -58,10 +58,15 @@ export async function submitBatch(ctx: PipelineContext, batch: BatchRow): Promis
   }
 }
 
+/** Requests the job holds: the batch's, padded up to the provider's minimum. */
+function jobRequestCount(batch: BatchRow, provider: Provider): number {
+  return Math.max(batch.request_count, provider.limits.minRequests);
+}
+
 async function submitSteps(ctx: PipelineContext, provider: Provider, batch: BatchRow): Promise<void> {
   // The requests stream from the store as the provider consumes them; a bounded number of
   // batches are handed over at a time, as a provider may hold what it was given until it sends.
-  const requestCount = Math.max(batch.request_count, provider.limits.minRequests);
+  const requestCount = jobRequestCount(batch, provider);
   let state = batch.provider_state;
   for (let step = 0; step < MAX_STEPS; step++) {
     const result = await ctx.budgets.submissions.run(batch.request_bytes, () =>
@@ -96,14 +101,12 @@ async function submitSteps(ctx: PipelineContext, provider: Provider, batch: Batc
  * apart are canceled, and the batch is submitted afresh. True when a job was adopted.
  */
 async function adoptLostJob(ctx: PipelineContext, provider: Provider, batch: BatchRow): Promise<boolean> {
-  const requestCount = Math.max(batch.request_count, provider.limits.minRequests);
+  const requestCount = jobRequestCount(batch, provider);
   const found = await provider.findSubmitted({
     batchId: batch.id,
-    model: batch.provider_model,
     requestCount,
     startedAt: batch.submit_started_at ?? batch.created_at,
     until: ctx.clock.now(),
-    state: batch.provider_state,
   });
   const recorded = await recordedJobIds(
     ctx.database,

@@ -65,13 +65,11 @@ export interface JobRef {
 /** What a provider knows of a batch whose create call may have been accepted but not recorded. */
 export interface SubmissionLookup {
   batchId: string;
-  model: string;
   requestCount: number;
   /** The submission was started (its intent recorded) at this time; the job cannot be older. */
   startedAt: number;
   /** Nothing created after this can be the lost job (the lease it was created under had lapsed). */
   until: number;
-  state: string | null;
 }
 
 /** A job at the provider that may be the one a lost create call made. */

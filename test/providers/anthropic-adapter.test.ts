@@ -298,11 +298,9 @@ test('findSubmitted finds a batch whose create answer was lost, by request count
     const listed = timed.log.length;
     const found = await provider.findSubmitted({
       batchId: 'bat_test',
-      model: MODEL,
       requestCount: 4,
       startedAt,
       until: startedAt + 30_000,
-      state: null,
     });
     const idOf = (prefix: string) => timed.batches().find((b) => b.requests[0]?.custom_id === `${prefix}_0`)?.id;
     assert.deepEqual(found, [
