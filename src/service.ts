@@ -8,7 +8,7 @@ import { awsDeliveryDeps } from './delivery/aws/connection-access.js';
 import { buildChannels, delivererSettings } from './delivery/registry.js';
 import { DeliveryWorker } from './delivery/worker.js';
 import { type Clock, systemClock } from './domain/clock.js';
-import { type ProviderName, pricesForRoute } from './domain/model-catalog.js';
+import { pricesForRoute } from './domain/model-catalog.js';
 import type { PriceLookup } from './domain/usage.js';
 import { buildApp, buildProbeServer } from './http/app.js';
 import { smtpMailer } from './mail/mailer.js';
@@ -158,7 +158,7 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
           collections: new ByteBudget(DEFAULT_BUDGET_BYTES),
         },
         // Results are costed at the catalog's batch prices of the batch's route (svc-mock: 0).
-        prices: deps.prices ?? ((provider, model) => pricesForRoute(config.models, provider as ProviderName, model)),
+        prices: deps.prices ?? ((provider, model) => pricesForRoute(config.models, provider, model)),
       },
       {
         idleMaxMs,

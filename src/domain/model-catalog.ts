@@ -185,7 +185,7 @@ export function catalogEntry(catalog: ModelCatalog, id: string): CatalogEntry | 
  */
 export function entryForRoute(
   catalog: ModelCatalog,
-  provider: ProviderName,
+  provider: string,
   providerModel: string,
 ): CatalogEntry | undefined {
   return catalog.entries.find((entry) =>
@@ -197,11 +197,7 @@ export function entryForRoute(
  * The prices of what a cargo routed to (provider, providerModel) ran on: svc-mock's are zero; null
  * when the catalog has none for it.
  */
-export function pricesForRoute(
-  catalog: ModelCatalog,
-  provider: ProviderName,
-  providerModel: string,
-): ModelPrices | null {
+export function pricesForRoute(catalog: ModelCatalog, provider: string, providerModel: string): ModelPrices | null {
   const prices = entryForRoute(catalog, provider, providerModel)?.prices;
   if (prices) return prices;
   return provider === 'mock' ? MOCK_PRICES : null;

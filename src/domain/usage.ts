@@ -4,18 +4,10 @@
  * covers. Pure: the collector, the store query and GET /usage all count with these.
  */
 import { DAY_MS } from './clock.js';
+import type { ModelPrices } from './model-catalog.js';
 
-/** A model's prices in USD per million tokens (the catalog's `prices_usd_per_mtok`). */
-export interface Prices {
-  input: number;
-  output: number;
-  /** The batch prices; when missing, half the real-time ones (the providers' batch discount). */
-  batch_input?: number;
-  batch_output?: number;
-}
-
-/** The prices of the model a provider knows as `providerModel`, or null when none are known. */
-export type PriceLookup = (provider: string, providerModel: string) => Prices | null;
+/** The prices of the model a provider knows as `providerModel` (the catalog's), or null when none are known. */
+export type PriceLookup = (provider: string, providerModel: string) => ModelPrices | null;
 
 export interface Tokens {
   inputTokens: number;
@@ -49,20 +41,18 @@ export function addTokens(a: Tokens, b: Tokens): Tokens {
 
 /** The cost of `tokens` at the batch and at the real-time prices; null costs when no prices are known. */
 export function costOf(
-  prices: Prices | null,
+  prices: ModelPrices | null,
   tokens: Tokens,
 ): { costUsd: number | null; standardCostUsd: number | null } {
   if (prices === null) return { costUsd: null, standardCostUsd: null };
-  const batchInput = prices.batch_input ?? prices.input / 2;
-  const batchOutput = prices.batch_output ?? prices.output / 2;
   return {
-    costUsd: perMillion(tokens, batchInput, batchOutput),
+    costUsd: perMillion(tokens, prices.batch_input, prices.batch_output),
     standardCostUsd: perMillion(tokens, prices.input, prices.output),
   };
 }
 
 /** A result's usage: its tokens and their cost. */
-export function usageOf(prices: Prices | null, tokens: Tokens): Usage {
+export function usageOf(prices: ModelPrices | null, tokens: Tokens): Usage {
   return { ...tokens, ...costOf(prices, tokens) };
 }
 

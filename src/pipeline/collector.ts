@@ -1,5 +1,6 @@
 import { parseCustomId } from '../domain/custom-ids.js';
 import { statusAfterResult } from '../domain/lifecycle.js';
+import type { ModelPrices } from '../domain/model-catalog.js';
 import {
   assembleRecords,
   EXPIRED_ERROR,
@@ -8,15 +9,7 @@ import {
   recordResultJson,
   withRecordId,
 } from '../domain/records.js';
-import {
-  addTokens,
-  NO_TOKENS,
-  type Prices,
-  type Tokens,
-  type Usage,
-  usageOf,
-  usageOfMessage,
-} from '../domain/usage.js';
+import { addTokens, NO_TOKENS, type Tokens, type Usage, usageOf, usageOfMessage } from '../domain/usage.js';
 import type { JobRef, Provider, RequestResult } from '../providers/provider.js';
 import type { BatchRow } from '../store/batches/due.js';
 import { recordPaddingUsage } from '../store/batches/padding-usage.js';
@@ -131,7 +124,7 @@ interface Collection {
   seen: Set<string>;
   flush: () => Promise<void>;
   /** The batch's prices, or null when none are known. */
-  prices: Prices | null;
+  prices: ModelPrices | null;
   /** What the padding requests used, summed as their results arrive. */
   padding: { tokens: Tokens };
 }
@@ -230,7 +223,7 @@ async function assembleRecordsCargo(
   ctx: PipelineContext,
   cargo: AwaitingCargo,
   missing: string,
-  prices: Prices | null,
+  prices: ModelPrices | null,
 ): Promise<NewResult> {
   const { requests } = JSON.parse(await cargoRequest(ctx.database, cargo.id)) as { requests: { recordId: string }[] };
   const staged = new Map((await stagedRecordResults(ctx.database, cargo.id)).map((r) => [r.recordIndex, r]));

@@ -45,13 +45,6 @@ describe('costOf', () => {
     });
   });
 
-  test('without batch prices, half the real-time ones', () => {
-    assert.deepEqual(costOf({ input: 3, output: 15 }, { inputTokens: 1_000_000, outputTokens: 1_000_000 }), {
-      costUsd: 9,
-      standardCostUsd: 18,
-    });
-  });
-
   test('no prices known: null costs; free models: 0', () => {
     assert.deepEqual(costOf(null, { inputTokens: 10, outputTokens: 10 }), { costUsd: null, standardCostUsd: null });
     const free = { input: 0, output: 0, batch_input: 0, batch_output: 0 };

@@ -1,6 +1,6 @@
 /** GET /models: the models this deployment serves (the catalog's routable ones, and svc-mock), with where each goes. */
 import { Type } from 'typebox';
-import { MOCK_PRICES, PROVIDER_NAMES } from '../../domain/model-catalog.js';
+import { PROVIDER_NAMES, pricesForRoute } from '../../domain/model-catalog.js';
 import { type RoutingTable, routableModels } from '../../domain/model-routing.js';
 import type { CargoScope } from '../cargo-routes.js';
 import { apiKeySecurity, authErrorResponses } from '../schemas.js';
@@ -55,7 +55,8 @@ export function registerListModels(app: CargoScope, deps: { models: RoutingTable
     provider: route.provider,
     provider_model: route.providerModel,
     max_output_tokens: route.entry?.maxOutputTokens ?? null,
-    prices_usd_per_mtok: route.entry?.prices ?? (route.provider === 'mock' ? MOCK_PRICES : null),
+    prices_usd_per_mtok:
+      route.entry?.prices ?? pricesForRoute(deps.models.catalog, route.provider, route.providerModel),
   }));
   app.get(
     '/models',
