@@ -164,6 +164,31 @@ export function errorKindOfStatus(status: number | undefined, jobJustCreated = f
   return 'rejected';
 }
 
+/**
+ * The items of a provider's stream (a results download), with what reading it throws turned into
+ * `toError`'s ProviderError; a consumer that stops early closes the stream (and its connection).
+ */
+export async function* providerStream<T>(
+  source: AsyncIterable<T>,
+  toError: (err: unknown) => ProviderError,
+): AsyncGenerator<T> {
+  const iterator = source[Symbol.asyncIterator]();
+  try {
+    for (;;) {
+      let next: IteratorResult<T>;
+      try {
+        next = await iterator.next();
+      } catch (err) {
+        throw toError(err);
+      }
+      if (next.done) return;
+      yield next.value;
+    }
+  } finally {
+    await iterator.return?.();
+  }
+}
+
 /** `text` without the API key, in case a proxy or a library echoes it into a message. */
 export function withoutKey(text: string, apiKey: string): string {
   return apiKey.length > 0 ? text.split(apiKey).join('[redacted]') : text;

@@ -1,6 +1,6 @@
 /** The Anthropic Message Batches provider (providers.md §1) over the official `@anthropic-ai/sdk`. */
 import Anthropic from '@anthropic-ai/sdk';
-import type { MessageBatch, MessageBatchIndividualResponse } from '@anthropic-ai/sdk/resources/messages/batches';
+import type { MessageBatch } from '@anthropic-ai/sdk/resources/messages/batches';
 import { type Clock, DAY_MS } from '../../domain/clock.js';
 import {
   type FoundJob,
@@ -10,6 +10,7 @@ import {
   type Provider,
   ProviderError,
   type ProviderLimits,
+  providerStream,
   type RequestResult,
   type SubmissionLookup,
   type SubmitInput,
@@ -126,16 +127,8 @@ export class AnthropicProvider implements Provider {
    */
   async *results(job: JobRef): AsyncIterable<RequestResult> {
     const lines = await this.call(job, () => this.client.messages.batches.results(job.jobId));
-    const iterator = lines[Symbol.asyncIterator]();
-    for (;;) {
-      let next: IteratorResult<MessageBatchIndividualResponse>;
-      try {
-        next = await iterator.next();
-      } catch (err) {
-        throw providerErrorOf(err, this.errorContext(job));
-      }
-      if (next.done) return;
-      yield requestResultOf(next.value);
+    for await (const line of providerStream(lines, (err) => providerErrorOf(err, this.errorContext(job)))) {
+      yield requestResultOf(line);
     }
   }
 

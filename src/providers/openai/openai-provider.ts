@@ -14,6 +14,7 @@ import {
   justCreated,
   type Provider,
   type ProviderLimits,
+  providerStream,
   type RequestResult,
   type SubmissionLookup,
   type SubmitInput,
@@ -179,22 +180,11 @@ export class OpenAIProvider implements Provider {
       if (!fileId) continue;
       const response = await this.call(() => this.client.files.content(fileId));
       if (!response.body) continue;
+      // A consumer that stops early stops the download too (providerStream, linesOf).
       const lines = linesOf(response.body as ReadableStream<Uint8Array>);
-      try {
-        for (;;) {
-          let next: IteratorResult<string>;
-          try {
-            next = await lines.next();
-          } catch (err) {
-            throw providerErrorOf(err, this.errorContext());
-          }
-          if (next.done) break;
-          const result = resultOfLine(next.value);
-          if (result) yield result;
-        }
-      } finally {
-        // A consumer that stops early stops the download too.
-        await lines.return(undefined);
+      for await (const line of providerStream(lines, (err) => providerErrorOf(err, this.errorContext()))) {
+        const result = resultOfLine(line);
+        if (result) yield result;
       }
     }
   }
