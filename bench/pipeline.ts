@@ -260,7 +260,7 @@ async function checkRowShape(database: Database, projectId: string): Promise<str
 async function createBenchProject(database: Database): Promise<{ projectId: string; key: string }> {
   const now = Date.now();
   const projectId = await benchProject(database, now);
-  const { key } = await createApiKey(database.write, { projectId, name: 'bench', expiresAt: null, now });
+  const { key } = await createApiKey(database, { projectId, name: 'bench', expiresAt: null, now });
   return { projectId, key };
 }
 
@@ -397,7 +397,8 @@ interface Emulated {
 }
 
 async function startEmulated(provider: BenchProvider): Promise<Emulated> {
-  // Every batch ends at its first status poll: the drain measures barge, not the provider.
+  // Every batch ends at its first status poll (OpenAI's walks all four statuses there): the drain
+  // measures barge, not the provider.
   if (provider === 'anthropic') {
     const emulator = await startAnthropicEmulator({ stepEveryRetrieves: 1 });
     return {
@@ -406,7 +407,7 @@ async function startEmulated(provider: BenchProvider): Promise<Emulated> {
       close: () => emulator.close(),
     };
   }
-  const emulator = await startOpenAIEmulator({ stepEveryRetrieves: 1 });
+  const emulator = await startOpenAIEmulator({ endOnRetrieve: true });
   return {
     route: { model: 'gpt-4o-mini', provider, provider_model: 'gpt-4o-mini' },
     env: { OPENAI_API_KEY: emulator.apiKey, OPENAI_BASE_URL: emulator.baseURL },

@@ -123,7 +123,24 @@ export interface ProvidersConfig {
   /** Enabled by OPENAI_API_KEY. */
   openai: { apiKey: string; baseUrl: string } | null;
   /** Enabled by BARGE_BEDROCK_ROLE_ARN and BARGE_BEDROCK_S3_URI together; credentials from the AWS chain. */
-  bedrock: { roleArn: string; s3Uri: string; region: string; endpoint: string | null } | null;
+  bedrock: BedrockConfig | null;
+}
+
+export interface BedrockConfig {
+  roleArn: string;
+  s3Uri: string;
+  region: string;
+  endpoint: string | null;
+  /**
+   * BARGE_BEDROCK_MIN_RECORDS (default 100): Bedrock refuses a job with fewer records, so smaller
+   * batches are padded. One figure for every model: set it to the largest minimum among the models
+   * routed to Bedrock (Service Quotas, "Minimum number of records per batch inference job").
+   */
+  minRecords: number;
+  /** BARGE_BEDROCK_MAX_RECORDS (default 50,000): records per job (and per file: one file a job). */
+  maxRecords: number;
+  /** BARGE_BEDROCK_MAX_JOBS (default 10): jobs in progress at once; more batches wait their turn. */
+  maxJobs: number;
 }
 
 /** The providers this deployment routes to: svc-mock's always, and each real one whose settings are present. */
@@ -134,6 +151,13 @@ export function enabledProviders(providers: ProvidersConfig): Set<ProviderName> 
   if (providers.bedrock) enabled.add('bedrock');
   return enabled;
 }
+
+/** The settings that enable each real provider (decisions.md), for messages that say how to turn one on. */
+export const PROVIDER_ENABLED_BY: Readonly<Record<Exclude<ProviderName, 'mock'>, readonly string[]>> = Object.freeze({
+  anthropic: ['ANTHROPIC_API_KEY'],
+  openai: ['OPENAI_API_KEY'],
+  bedrock: ['BARGE_BEDROCK_ROLE_ARN', 'BARGE_BEDROCK_S3_URI'],
+});
 
 export interface AwsEndpoints {
   sqs: string | null;
@@ -363,6 +387,7 @@ function providerSettings(read: (name: string) => string | undefined): Providers
       'must be set too: Bedrock needs both BARGE_BEDROCK_ROLE_ARN and BARGE_BEDROCK_S3_URI',
     );
   }
+  const minRecords = integer(read, 'BARGE_BEDROCK_MIN_RECORDS', 100, 1, 1_000_000);
   return {
     anthropic:
       anthropicKey === null ? null : { apiKey: anthropicKey, baseUrl: anthropicUrl, version: anthropicVersion },
@@ -376,6 +401,9 @@ function providerSettings(read: (name: string) => string | undefined): Providers
             // AWS_REGION is the AWS tools' own variable: read only when Bedrock is on.
             region: region ?? awsRegion('AWS_REGION', read('AWS_REGION') ?? 'us-east-1'),
             endpoint: bedrockEndpoint,
+            minRecords,
+            maxRecords: integer(read, 'BARGE_BEDROCK_MAX_RECORDS', 50_000, minRecords, 1_000_000),
+            maxJobs: integer(read, 'BARGE_BEDROCK_MAX_JOBS', 10, 1, 10_000),
           },
   };
 }

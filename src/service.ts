@@ -104,7 +104,7 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
       await migrate(database);
       // A key added since the last start seals the secrets stored before it (docs/security.md).
       if (config.secretKey) {
-        const sealed = await sealPlaintextWebhookSecrets(database.write, config.secretKey);
+        const sealed = await sealPlaintextWebhookSecrets(database, config.secretKey);
         if (sealed > 0) logger.info({ projects: sealed }, 'sealed plaintext webhook signing secrets');
       }
       if (config.env === 'development') {
@@ -134,7 +134,7 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
       metrics,
       channels: buildChannels(config, packageVersion(), {
         aws: awsDeliveryDeps(config),
-        findConnection: (projectId, id) => findProjectConnection(database.read, projectId, id),
+        findConnection: (projectId, id) => findProjectConnection(database, projectId, id),
         log: log('delivery'),
       }),
       settings: delivererSettings(config),
@@ -317,11 +317,11 @@ async function createDevelopmentProject(
   secretKey: Buffer | null,
   announce: (text: string) => void = (text) => process.stdout.write(text),
 ): Promise<void> {
-  if ((await countProjects(database.read)) > 0) return;
+  if ((await countProjects(database)) > 0) return;
   const now = clock.now();
-  const project = await createProject(database.write, 'default', now, secretKey);
+  const project = await createProject(database, 'default', now, secretKey);
   if (project === 'slug_taken') return;
-  const { key } = await createApiKey(database.write, {
+  const { key } = await createApiKey(database, {
     projectId: project.id,
     name: 'development',
     expiresAt: null,

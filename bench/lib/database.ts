@@ -85,7 +85,7 @@ async function freshPostgres(pgUrl: string): Promise<BenchDatabase> {
 
 /** Creates the run's project, `bench`; returns its id. */
 export async function benchProject(database: Database, now: number): Promise<string> {
-  const project = await createProject(database.write, 'bench', now);
+  const project = await createProject(database, 'bench', now);
   if (project === 'slug_taken') throw new Error('fresh database already has a bench project');
   return project.id;
 }

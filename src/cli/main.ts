@@ -11,10 +11,11 @@ import { openDatabase } from '../store/database.js';
 import { migrate } from '../store/migrate.js';
 import { registerCargoCommands } from './cargo.js';
 import { registerConnectionCommands } from './connections.js';
-import { runCommand } from './context.js';
+import { runCommand, runWithConfig } from './context.js';
 import { registerKeyCommands } from './keys.js';
 import { print, printError } from './output.js';
 import { registerProjectCommands } from './projects.js';
+import { registerProviderCommands } from './providers.js';
 import { registerUsageCommand } from './usage.js';
 
 const program = new Command('barge')
@@ -77,7 +78,7 @@ program
       try {
         const { applied } = await migrate(database);
         // With BARGE_SECRET_KEY set, signing secrets stored before it are sealed here too.
-        const sealed = config.secretKey ? await sealPlaintextWebhookSecrets(database.write, config.secretKey) : null;
+        const sealed = config.secretKey ? await sealPlaintextWebhookSecrets(database, config.secretKey) : null;
         print(out, { applied, ...(sealed === null ? {} : { sealed_webhook_secrets: sealed }) }, () =>
           [
             applied.length ? `Applied ${applied.join(', ')}` : 'Database is up to date',
@@ -98,6 +99,8 @@ registerKeyCommands(program, runCommand);
 registerCargoCommands(program, runCommand);
 registerConnectionCommands(program, runCommand);
 registerUsageCommand(program, runCommand);
+// Needs the configuration only: it never opens the database.
+registerProviderCommands(program, runWithConfig);
 
 function parseRole(value: string): Role {
   if (value === 'all' || value === 'api' || value === 'worker') return value;

@@ -123,7 +123,7 @@ export async function concludeAttempt(
 /** A connection state change and its incident mail, in one transaction (store/connections.ts). */
 async function applyEffect(deps: ConcludeDeps, effect: NonNullable<DispatchOutcome['effect']>): Promise<void> {
   try {
-    const { changed, mailQueued } = await applyConnectionEffect(deps.database.write, effect, deps.clock.now());
+    const { changed, mailQueued } = await applyConnectionEffect(deps.database, effect, deps.clock.now());
     if (mailQueued) deps.onMailQueued?.();
     if (changed && effect.to === 'failed') {
       deps.log.warn(

@@ -135,7 +135,7 @@ export class Deliverer {
       lease: [...chosen.keys()],
       defer,
     });
-    const items = won.length > 0 ? await loadLeasedDeliveries(database.read, won, workerId, now) : [];
+    const items = won.length > 0 ? await loadLeasedDeliveries(database, won, workerId, now) : [];
     this.leases.hold(items.map((item) => item.delivery.id));
     for (const item of items) {
       const candidate = chosen.get(item.delivery.id) as SlotCandidate;
@@ -157,7 +157,7 @@ export class Deliverer {
     const all = Promise.all(this.running);
     await Promise.race([all, new Promise((resolve) => setTimeout(resolve, graceMs).unref())]);
     await this.leases.stop();
-    await releaseDeliveryLeases(this.deps.database.write, this.deps.workerId, this.deps.clock.now());
+    await releaseDeliveryLeases(this.deps.database, this.deps.workerId, this.deps.clock.now());
   }
 
   /** Attempts in flight and leased ahead, until recorded (tests wait for them). */
@@ -167,7 +167,7 @@ export class Deliverer {
 
   /** Due deliveries with their concurrency keys, and those no channel of this process runs. */
   private async candidates(now: number, limit: number, skipProjects?: readonly string[]) {
-    const rows = await findDueDeliveries(this.deps.database.read, { now, limit, skipProjects });
+    const rows = await findDueDeliveries(this.deps.database, { now, limit, skipProjects });
     const defer: { id: string; until: number }[] = [];
     const keyed = await Promise.all(
       rows.map(async (row: DeliveryCandidate): Promise<SlotCandidate | null> => {
@@ -194,8 +194,8 @@ export class Deliverer {
     const ids = freed.stale.map((held) => held.item.delivery.id);
     this.leases.release(ids);
     this.track(
-      releaseDeliveryLeases(this.deps.database.write, this.deps.workerId, this.deps.clock.now(), ids).catch(
-        (err: unknown) => this.deps.log.error({ err }, 'could not give leases back'),
+      releaseDeliveryLeases(this.deps.database, this.deps.workerId, this.deps.clock.now(), ids).catch((err: unknown) =>
+        this.deps.log.error({ err }, 'could not give leases back'),
       ),
     );
   }

@@ -54,7 +54,7 @@ export class LeaseRenewal {
   private renew(): void {
     if (this.renewing !== null || this.held.size === 0) return;
     const { database, clock, workerId, leaseMs, log } = this.deps;
-    this.renewing = extendDeliveryLeases(database.write, workerId, [...this.held], clock.now() + leaseMs)
+    this.renewing = extendDeliveryLeases(database, workerId, [...this.held], clock.now() + leaseMs)
       // An outage is reported once by the store; the next renewal tries again.
       .catch((err: unknown) => {
         if (!isDatabaseUnavailable(err)) log.error({ err }, 'could not renew delivery leases');

@@ -111,6 +111,22 @@ export function statusDescription(status: CargoStatus): string {
   return DESCRIPTIONS[status];
 }
 
+/**
+ * What tracking says of a cargo: its status's description, and why, where barge knows a reason an
+ * operator or a client can act on: the error a failed cargo ended with (a provider that refused
+ * the batch, a job that failed), or why the last try to submit its batch failed while it waits.
+ */
+export function trackingDescription(
+  status: CargoStatus,
+  why: { resultError: string | null; submitError: string | null },
+): string {
+  if (status === 'failed' && why.resultError) return `${DESCRIPTIONS.failed}: ${why.resultError}`;
+  if (status === 'batched' && why.submitError) {
+    return `${DESCRIPTIONS.batched}; the last try failed and will be retried: ${why.submitError}`;
+  }
+  return DESCRIPTIONS[status];
+}
+
 /** Statuses before a result exists: GET /result answers 409 for these. */
 const UNFINISHED: ReadonlySet<CargoStatus> = new Set(['pending', 'batched', 'processing']);
 

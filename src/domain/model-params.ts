@@ -18,7 +18,7 @@ const PROVIDER_UNSUPPORTED: Readonly<Record<ProviderName, readonly OptionalModel
 };
 
 /** OpenAI's `stop` takes at most 4 sequences. */
-export const OPENAI_MAX_STOP_SEQUENCES = 4;
+const OPENAI_MAX_STOP_SEQUENCES = 4;
 
 /** The settings of `params` and of each record's `modelInput`, as far as these checks look. */
 export type ModelSettings = { max_tokens?: number } & { [P in OptionalModelParam]?: unknown };

@@ -45,7 +45,7 @@ const BEDROCK_ARN =
 /** The prefixes of provider-qualified names. */
 const QUALIFIED: readonly ProviderName[] = ['anthropic', 'openai', 'bedrock'];
 
-export function isBedrockModelArn(model: string): boolean {
+function isBedrockModelArn(model: string): boolean {
   return model.length <= 2048 && BEDROCK_ARN.test(model);
 }
 

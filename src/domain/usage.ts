@@ -75,7 +75,7 @@ export function roundUsd(usd: number): number {
 export const MAX_USAGE_DAYS = 366;
 
 /** The days a report covers when none are given: the last 30, today (UTC) included. */
-export const DEFAULT_USAGE_DAYS = 30;
+const DEFAULT_USAGE_DAYS = 30;
 
 /** A UTC day `YYYY-MM-DD` as the number of days since 1970-01-01, or null when it is not one. */
 export function parseUtcDay(text: string): number | null {
@@ -95,7 +95,7 @@ export function formatUtcDay(day: number): string {
 }
 
 /** The UTC day an epoch-millisecond time falls on, as a day number. */
-export function utcDayOf(ms: number): number {
+function utcDayOf(ms: number): number {
   return Math.floor(ms / DAY_MS);
 }
 

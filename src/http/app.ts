@@ -122,7 +122,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       allowHttpCallbacks: config.allowPrivateCallbacks,
       writeCargo: deps.writeCargo,
       targets: {
-        findConnection: (projectId, connectionId) => findProjectConnection(deps.database.read, projectId, connectionId),
+        findConnection: (projectId, connectionId) => findProjectConnection(deps.database, projectId, connectionId),
         sqsEndpointOverride: config.awsEndpoints.sqs !== null,
         defaultRegion: config.objectStore.region,
       },

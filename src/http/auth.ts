@@ -164,7 +164,7 @@ export class Authenticator {
     const missedAt = this.misses.get(hash);
     if (missedAt !== undefined && now - missedAt < this.options.cacheTtlMs) return null;
     const generation = this.generation;
-    const credentials = (await findKeyCredentials(this.database.read, hash)) ?? null;
+    const credentials = (await findKeyCredentials(this.database, hash)) ?? null;
     if (caching && generation === this.generation) {
       if (credentials) {
         this.misses.delete(hash);
@@ -180,7 +180,7 @@ export class Authenticator {
   /** Reads the change counter (at most every changeCheckMs) and drops the cache if it moved. */
   private async dropCacheIfChanged(): Promise<void> {
     if (performance.now() - this.changesReadAt < this.changeCheckMs) return;
-    this.changesRead ??= readAuthChanges(this.database.read)
+    this.changesRead ??= readAuthChanges(this.database)
       .then((value) => {
         if (value !== this.seenChanges) {
           this.known.clear();
@@ -202,7 +202,7 @@ export class Authenticator {
     if (this.lastTouched.size >= this.maxEntries) this.lastTouched.clear();
     this.lastTouched.set(keyId, now);
     // Advisory bookkeeping: a lost update costs nothing, so it does not hold up the request.
-    touchApiKeys(this.database.write, [keyId], now).catch((err: unknown) => this.options.onTouchError?.(err));
+    touchApiKeys(this.database, [keyId], now).catch((err: unknown) => this.options.onTouchError?.(err));
   }
 }
 

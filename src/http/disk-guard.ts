@@ -44,7 +44,7 @@ export function diskGuard(
   }
   const max = options.maxDatabaseBytes;
   if (database.dialect === 'postgres' && max !== null) {
-    const size = cached(POSTGRES_CHECK_MS, () => databaseSizeBytes(database.read));
+    const size = cached(POSTGRES_CHECK_MS, () => databaseSizeBytes(database));
     return {
       async check(bytes) {
         if ((await size()) + bytes > max) throw errors.storageFull(RETRY_AFTER_SECONDS);

@@ -57,7 +57,7 @@ export class StorageBudget {
     // Concurrent requests of one project share one read.
     let read = this.reads.get(projectId);
     if (!read) {
-      read = readStorageUsage(this.database.read, projectId).finally(() => this.reads.delete(projectId));
+      read = readStorageUsage(this.database, projectId).finally(() => this.reads.delete(projectId));
       this.reads.set(projectId, read);
     }
     const usage = await read;

@@ -27,6 +27,8 @@ export function withProviderMetrics(provider: Provider, metrics: Metrics): Provi
     status: (job) => timed('status', () => provider.status(job)),
     cancel: (job) => timed('cancel', () => provider.cancel(job)),
     cleanup: (job) => timed('cleanup', () => provider.cleanup(job)),
+    // A check never throws (its failures are capabilities); it is timed like any other call.
+    check: () => timed('check', () => provider.check()),
     async *results(job) {
       const started = performance.now();
       try {

@@ -48,7 +48,7 @@ export async function checkConnection(
 ): Promise<Result<CheckConnectionResult>> {
   const given = [input.bucket, input.queueUrl, input.topicArn, input.eventBusArn].filter((v) => v !== undefined);
   if (given.length !== 1) return refuse(refusals.invalidTarget());
-  const found = await findConnectionWithProject(deps.database.read, input.connectionId);
+  const found = await findConnectionWithProject(deps.database, input.connectionId);
   if (!found) return refuse(refusals.connectionNotFound(input.connectionId));
   const { connection } = found;
   const roleOnly = input.roleOnly === true;

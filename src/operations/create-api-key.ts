@@ -25,9 +25,9 @@ export async function createApiKey(
     if ('problem' in parsed) return refuse(refusals.invalidExpiry(input.expiresAt, parsed.problem));
     expiresAt = parsed.ms;
   }
-  const project = await findProjectBySlug(deps.database.read, input.slug);
+  const project = await findProjectBySlug(deps.database, input.slug);
   if (!project) return refuse(refusals.projectNotFound(input.slug));
-  const { apiKey, key } = await insertApiKey(deps.database.write, {
+  const { apiKey, key } = await insertApiKey(deps.database, {
     projectId: project.id,
     name: input.name,
     expiresAt,

@@ -52,7 +52,7 @@ export async function createConnection(
   if ('error' in allowedTargets) return refuse(allowedTargets.error);
   const endpointUrl = input.endpoint === undefined ? null : parseEndpoint(input.endpoint);
   if (endpointUrl === undefined) return refuse(refusals.invalidEndpoint(input.endpoint as string));
-  const project = await findProjectBySlug(deps.database.read, input.slug);
+  const project = await findProjectBySlug(deps.database, input.slug);
   if (!project) return refuse(refusals.projectNotFound(input.slug));
 
   const now = deps.clock.now();
@@ -67,7 +67,7 @@ export async function createConnection(
     if (secretAccessKey.trim() === '') return refuse(refusals.emptySecret());
     sealedCredentials = sealSecret(secretKey, JSON.stringify({ accessKeyId: input.accessKeyId, secretAccessKey }), id);
   }
-  const connection = await insertConnection(deps.database.write, {
+  const connection = await insertConnection(deps.database, {
     id,
     projectId: project.id,
     roleArn: input.roleArn ?? null,

@@ -17,7 +17,7 @@ export interface WebhookSecretDeps extends OperationDeps {
 
 export async function createProject(deps: WebhookSecretDeps, input: { slug: string }): Promise<Result<CreatedProject>> {
   if (!isValidSlug(input.slug)) return refuse(refusals.invalidSlug(input.slug));
-  const created = await insertProject(deps.database.write, input.slug, deps.clock.now(), deps.config.secretKey);
+  const created = await insertProject(deps.database, input.slug, deps.clock.now(), deps.config.secretKey);
   if (created === 'slug_taken') return refuse(refusals.slugTaken(input.slug));
   return succeed(created);
 }

@@ -9,6 +9,6 @@ export async function deactivateApiKey(
   deps: Pick<OperationDeps, 'database'>,
   input: { keyId: string },
 ): Promise<Result<ApiKey>> {
-  const updated = await updateApiKey(deps.database.write, input.keyId);
+  const updated = await updateApiKey(deps.database, input.keyId);
   return updated ? succeed(updated) : refuse(refusals.apiKeyNotFound(input.keyId));
 }

@@ -6,7 +6,7 @@ export async function deleteConnection(
   deps: Pick<OperationDeps, 'database'>,
   input: { connectionId: string },
 ): Promise<Result<{ connectionId: string }>> {
-  const deleted = await removeConnection(deps.database.write, input.connectionId);
+  const deleted = await removeConnection(deps.database, input.connectionId);
   return deleted
     ? succeed({ connectionId: input.connectionId })
     : refuse(refusals.connectionNotFound(input.connectionId));

@@ -7,7 +7,7 @@ export async function listApiKeys(
   deps: Pick<OperationDeps, 'database'>,
   input: { slug: string },
 ): Promise<Result<{ project: Project; keys: ApiKey[] }>> {
-  const project = await findProjectBySlug(deps.database.read, input.slug);
+  const project = await findProjectBySlug(deps.database, input.slug);
   if (!project) return refuse(refusals.projectNotFound(input.slug));
-  return succeed({ project, keys: await readApiKeys(deps.database.read, project.id) });
+  return succeed({ project, keys: await readApiKeys(deps.database, project.id) });
 }

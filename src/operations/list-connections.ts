@@ -7,7 +7,7 @@ export async function listConnections(
   deps: Pick<OperationDeps, 'database'>,
   input: { slug: string },
 ): Promise<Result<{ project: Project; connections: Connection[] }>> {
-  const project = await findProjectBySlug(deps.database.read, input.slug);
+  const project = await findProjectBySlug(deps.database, input.slug);
   if (!project) return refuse(refusals.projectNotFound(input.slug));
-  return succeed({ project, connections: await readConnections(deps.database.read, project.id) });
+  return succeed({ project, connections: await readConnections(deps.database, project.id) });
 }

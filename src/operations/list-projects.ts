@@ -4,5 +4,5 @@ import { listProjects as readProjects } from '../store/admin/projects.js';
 import { type OperationDeps, type Result, succeed } from './operation.js';
 
 export async function listProjects(deps: Pick<OperationDeps, 'database'>): Promise<Result<Project[]>> {
-  return succeed(await readProjects(deps.database.read));
+  return succeed(await readProjects(deps.database));
 }

@@ -52,7 +52,10 @@ export type OperationErrorCode =
   | 'no_delivery_requested'
   | 'delivery_in_progress'
   // usage
-  | 'invalid_usage_range';
+  | 'invalid_usage_range'
+  // provider checks
+  | 'unknown_provider'
+  | 'provider_not_enabled';
 
 export interface OperationError {
   code: OperationErrorCode;
@@ -150,6 +153,17 @@ export const refusals = {
   /** `name` is `from` or `to`: the day at fault, or the one the range is measured from. */
   invalidUsageRange: (name: 'from' | 'to', value: string, problem: string) =>
     invalid('invalid_usage_range', name, value, problem),
+
+  /** `names`: the providers there are, as model routes name them. */
+  unknownProvider: (name: string, names: readonly string[]): OperationError => ({
+    code: 'unknown_provider',
+    message: `no provider '${name}': use one of ${names.join(', ')}`,
+  }),
+  /** `settings`: what enables it (decisions.md), all of them needed. */
+  providerNotEnabled: (name: string, settings: readonly string[]): OperationError => ({
+    code: 'provider_not_enabled',
+    message: `provider '${name}' is not enabled in this deployment: set ${settings.join(' and ')} to enable it`,
+  }),
 
   checkTooSoon: (
     connectionId: string,

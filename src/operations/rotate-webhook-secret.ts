@@ -18,7 +18,7 @@ export async function rotateWebhookSecret(
   input: { slug: string },
 ): Promise<Result<RotatedSecret>> {
   const now = deps.clock.now();
-  const rotated = await replaceWebhookSecret(deps.database.write, input.slug, now, deps.config.secretKey);
+  const rotated = await replaceWebhookSecret(deps.database, input.slug, now, deps.config.secretKey);
   if (!rotated) return refuse(refusals.projectNotFound(input.slug));
   return succeed({ ...rotated, previousSecretValidUntil: now + PREVIOUS_SECRET_GRACE_MS });
 }

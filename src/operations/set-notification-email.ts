@@ -11,7 +11,7 @@ export async function setNotificationEmail(
   input: { slug: string; email: string | null },
 ): Promise<Result<{ slug: string; notificationEmail: string | null }>> {
   if (input.email !== null && !isEmailAddress(input.email)) return refuse(refusals.invalidEmail(input.email));
-  if (!(await updateNotificationEmail(deps.database.write, input.slug, input.email, deps.clock.now()))) {
+  if (!(await updateNotificationEmail(deps.database, input.slug, input.email, deps.clock.now()))) {
     return refuse(refusals.projectNotFound(input.slug));
   }
   return succeed({ slug: input.slug, notificationEmail: input.email });

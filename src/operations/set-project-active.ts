@@ -9,6 +9,6 @@ export async function setProjectActive(
   deps: OperationDeps,
   input: { slug: string; active: boolean },
 ): Promise<Result<Project>> {
-  const updated = await updateProjectActive(deps.database.write, input.slug, input.active, deps.clock.now());
+  const updated = await updateProjectActive(deps.database, input.slug, input.active, deps.clock.now());
   return updated ? succeed(updated) : refuse(refusals.projectNotFound(input.slug));
 }

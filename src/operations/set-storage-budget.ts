@@ -22,6 +22,6 @@ export async function setStorageBudget(
     ...(input.dailyBytes === undefined ? {} : { dailyBytes: input.dailyBytes }),
     ...(input.heldBytes === undefined ? {} : { heldBytes: input.heldBytes }),
   };
-  const project = await setProjectStorageBudget(deps.database.write, input.slug, budget, deps.clock.now());
+  const project = await setProjectStorageBudget(deps.database, input.slug, budget, deps.clock.now());
   return project ? succeed(project) : refuse(refusals.projectNotFound(input.slug));
 }

@@ -6,6 +6,6 @@ export async function showConnection(
   deps: Pick<OperationDeps, 'database'>,
   input: { connectionId: string },
 ): Promise<Result<{ connection: Connection; projectSlug: string }>> {
-  const found = await findConnectionWithProject(deps.database.read, input.connectionId);
+  const found = await findConnectionWithProject(deps.database, input.connectionId);
   return found ? succeed(found) : refuse(refusals.connectionNotFound(input.connectionId));
 }

@@ -50,7 +50,7 @@ export async function usageReport(
   if ('projectId' in input) {
     projectId = input.projectId;
   } else {
-    const project = await findProjectBySlug(deps.database.read, input.slug);
+    const project = await findProjectBySlug(deps.database, input.slug);
     if (!project) return refuse(refusals.projectNotFound(input.slug));
     projectId = project.id;
   }

@@ -3,8 +3,10 @@ import { statusAfterResult } from '../domain/lifecycle.js';
 import type { ModelPrices } from '../domain/model-catalog.js';
 import {
   assembleRecords,
+  CANCELED_ERROR,
   EXPIRED_ERROR,
   NO_RESULT_ERROR,
+  REQUEST_EXPIRED_ERROR,
   type RecordOutcome,
   recordResultJson,
   withRecordId,
@@ -42,15 +44,13 @@ const turn = () => new Promise((resolve) => setImmediate(resolve));
  * Each result keeps its tokens and their cost at the batch's prices (ctx.prices); what padding
  * requests used goes on the batch, never on a project.
  *
- * `canceledMeans`: when the job was canceled because its completion window closed, the requests it
- * canceled count as expired.
  */
 export async function collectResults(
   ctx: PipelineContext,
   provider: Provider,
   batch: BatchRow,
   job: JobRef,
-  options: { canceledMeans: 'canceled' | 'expired' },
+  options: CollectOptions,
 ): Promise<void> {
   // A bounded number at a time: a provider may hold a whole job's results while they are read
   // (svc-mock does), and the collector holds up to two chunks of results.
@@ -62,7 +62,7 @@ async function collect(
   provider: Provider,
   batch: BatchRow,
   job: JobRef,
-  options: { canceledMeans: 'canceled' | 'expired' },
+  options: CollectOptions,
 ): Promise<void> {
   const awaiting = new Map((await cargoAwaitingResults(ctx.database, batch.id)).map((c) => [c.id, c]));
   const plain: NewResult[] = [];
@@ -94,7 +94,7 @@ async function collect(
     await flush();
     await writer.settle();
 
-    const missing = options.canceledMeans === 'expired' ? EXPIRED_ERROR : NO_RESULT_ERROR;
+    const missing = missingError(options);
     for (const cargo of awaiting.values()) {
       if (cargo.isRecords) {
         plain.push(await assembleRecordsCargo(ctx, cargo, missing, prices));
@@ -129,11 +129,18 @@ interface Collection {
   padding: { tokens: Tokens };
 }
 
+export interface CollectOptions {
+  /** `expired` when barge canceled the job because its completion window closed: what it canceled expired. */
+  canceledMeans: 'canceled' | 'expired';
+  /** What the provider's ended status says a request its results leave out became (JobStatus). */
+  unanswered: 'expired' | 'canceled' | null;
+}
+
 /** Turns the provider's results into pending writes, flushing every FLUSH_EVERY. */
 async function collectInto(
   provider: Provider,
   job: JobRef,
-  options: { canceledMeans: 'canceled' | 'expired' },
+  options: CollectOptions,
   { awaiting, plain, staged, seen, flush, prices, padding }: Collection,
 ): Promise<void> {
   let sinceTurn = 0;
@@ -189,6 +196,14 @@ class ChunkWriter {
   settle(): Promise<void> {
     return this.inFlight;
   }
+}
+
+/** What a cargo (or record) the provider returned nothing for fails with. */
+function missingError(options: CollectOptions): string {
+  if (options.canceledMeans === 'expired') return EXPIRED_ERROR;
+  if (options.unanswered === 'expired') return REQUEST_EXPIRED_ERROR;
+  if (options.unanswered === 'canceled') return CANCELED_ERROR;
+  return NO_RESULT_ERROR;
 }
 
 function toOutcome(result: RequestResult, canceledMeans: 'canceled' | 'expired'): RecordOutcome {

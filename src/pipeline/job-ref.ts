@@ -1,7 +1,7 @@
 /** A batch's provider job as the provider seam sees it (src/providers/provider.ts JobRef). */
 import type { JobRef } from '../providers/provider.js';
 import type { BatchRow } from '../store/batches/due.js';
-import { batchRequests } from '../store/batches/requests.js';
+import { batchCustomIds, batchRequests } from '../store/batches/requests.js';
 import type { Database } from '../store/database.js';
 
 /** The recorded job of a batch; `job` names another one (a duplicate, a lost submission's) to cancel. */
@@ -20,5 +20,6 @@ export function jobRefOf(
     canceledAt: batch.canceled_at,
     state: job.state,
     requests: () => batchRequests(database, batch.id, requestCount),
+    customIds: () => batchCustomIds(database, batch.id, requestCount),
   };
 }

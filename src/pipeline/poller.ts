@@ -52,7 +52,10 @@ export async function checkBatch(ctx: PipelineContext, batch: BatchRow): Promise
     if (status.state === 'failed') {
       await failBatch(ctx, batch, `errored: the provider failed the batch: ${status.message}`);
     } else {
-      await collectResults(ctx, provider, batch, job, { canceledMeans: canceled ? 'expired' : 'canceled' });
+      await collectResults(ctx, provider, batch, job, {
+        canceledMeans: canceled ? 'expired' : 'canceled',
+        unanswered: status.unanswered ?? null,
+      });
       await markBatchEnded(db, {
         batchId: batch.id,
         workerId: ctx.workerId,
@@ -64,7 +67,7 @@ export async function checkBatch(ctx: PipelineContext, batch: BatchRow): Promise
     await provider.cleanup(job).catch((err) => ctx.log.warn({ batch: batch.id, err }, 'provider cleanup failed'));
     return true;
   } catch (err) {
-    const verdict = judgeProviderFailure(err, batch.attempts, ctx.clock.now());
+    const verdict = judgeProviderFailure(err, batch, ctx.clock.now());
     if (verdict.action === 'fail') {
       // The provider no longer answers for this job (gone, or the key lost access): its cargo fail.
       await failBatch(ctx, batch, `errored: ${verdict.error}`).catch((e) =>
@@ -80,6 +83,7 @@ export async function checkBatch(ctx: PipelineContext, batch: BatchRow): Promise
       now: ctx.clock.now(),
       nextCheckAt: verdict.at,
       error: verdict.error,
+      refused: verdict.refused,
     };
     await retryThroughOutage(() => rescheduleBatch(db, retry), ctx.settings.leaseMs);
     // A collection that failed part-way may have stored some results.

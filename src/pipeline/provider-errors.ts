@@ -14,24 +14,39 @@ import { ProviderError } from '../providers/provider.js';
  */
 export const REFUSALS_BEFORE_FAILING = 3;
 
-export type ProviderFailureVerdict = { action: 'retry'; at: number; error: string } | { action: 'fail'; error: string };
+export type ProviderFailureVerdict =
+  | { action: 'retry'; at: number; error: string; refused: boolean }
+  | { action: 'fail'; error: string };
 
-/** `attempts`: how many earlier tries of this batch failed (the batch row's `attempts`). */
-export function judgeProviderFailure(err: unknown, attempts: number, now: number): ProviderFailureVerdict {
+/**
+ * `tries`: the batch row's `attempts` (every earlier failed try, which sets the backoff) and
+ * `refusals` (the earlier ones the provider refused, which decide when to give up).
+ */
+export function judgeProviderFailure(
+  err: unknown,
+  tries: { attempts: number; refusals: number },
+  now: number,
+): ProviderFailureVerdict {
   const error = err instanceof Error ? err.message : String(err);
-  if (!(err instanceof ProviderError)) return { action: 'retry', at: now + retryBackoffMs(attempts), error };
+  const backoff = now + retryBackoffMs(tries.attempts);
+  if (!(err instanceof ProviderError)) return { action: 'retry', at: backoff, error, refused: false };
   switch (err.kind) {
     case 'rate_limited':
-      return { action: 'retry', at: now + (err.retryAfterMs ?? retryBackoffMs(attempts)), error };
+      return {
+        action: 'retry',
+        at: err.retryAfterMs === null ? backoff : now + err.retryAfterMs,
+        error,
+        refused: false,
+      };
     case 'retryable':
-      return { action: 'retry', at: now + retryBackoffMs(attempts), error };
+      return { action: 'retry', at: backoff, error, refused: false };
     case 'rejected':
     case 'auth':
-      return attempts + 1 >= REFUSALS_BEFORE_FAILING
+      return tries.refusals + 1 >= REFUSALS_BEFORE_FAILING
         ? {
             action: 'fail',
             error: `${err.kind === 'auth' ? 'the provider refused the credentials' : 'the provider refused the batch'}: ${error}`,
           }
-        : { action: 'retry', at: now + retryBackoffMs(attempts), error };
+        : { action: 'retry', at: backoff, error, refused: true };
   }
 }

@@ -1,6 +1,7 @@
 /** Sending a leased `submitting` batch to its provider, without ever losing or doubling a job. */
 import type { FoundJob, Provider } from '../providers/provider.js';
 import type { BatchRow } from '../store/batches/due.js';
+import { countJobsInProgress } from '../store/batches/jobs-in-progress.js';
 import { markBatchSubmitted } from '../store/batches/mark-submitted.js';
 import { batchRequests } from '../store/batches/requests.js';
 import { rescheduleBatch } from '../store/batches/reschedule.js';
@@ -10,6 +11,9 @@ import { countCargoMoves, type PipelineContext } from './context.js';
 import { failBatch } from './fail-batch.js';
 import { jobRefOf } from './job-ref.js';
 import { judgeProviderFailure } from './provider-errors.js';
+
+/** How soon a batch waiting for a job slot looks again: a count of running batches is cheap. */
+const JOB_SLOT_WAIT_MS = 5_000;
 
 /** Steps one submission may take (OpenAI: upload, then create); more means an adapter is looping. */
 const MAX_STEPS = 4;
@@ -33,14 +37,17 @@ export async function submitBatch(ctx: PipelineContext, batch: BatchRow): Promis
     await retryLater(ctx, batch, `provider '${batch.provider}' is not configured`, ctx.clock.now() + 60_000);
     return;
   }
+  // The adapter's state as the last persisted step left it (what a failed batch leaves to clean up).
+  const progress = { state: batch.provider_state };
   try {
     if (batch.submit_started_at !== null && (await adoptLostJob(ctx, provider, batch))) return;
+    if (await waitsForJobSlot(ctx, provider, batch)) return;
     if (
       !(await recordSubmitIntent(ctx.database, { batchId: batch.id, workerId: ctx.workerId, now: ctx.clock.now() }))
     ) {
       throw new LeaseLost();
     }
-    await submitSteps(ctx, provider, batch);
+    await submitSteps(ctx, provider, batch, progress);
   } catch (err) {
     if (err instanceof LeaseLost) return;
     // A database outage is reported once by the store; the batch is given back when it is over.
@@ -48,14 +55,38 @@ export async function submitBatch(ctx: PipelineContext, batch: BatchRow): Promis
       await retryLater(ctx, batch, String((err as Error).message), ctx.clock.now() + 1000);
       return;
     }
-    const verdict = judgeProviderFailure(err, batch.attempts, ctx.clock.now());
+    const verdict = judgeProviderFailure(err, batch, ctx.clock.now());
     if (verdict.action === 'fail') {
       await failBatch(ctx, batch, `errored: ${verdict.error}`);
+      // No job was made (the create was refused): what the earlier steps left (OpenAI's uploaded
+      // file, Bedrock's staged input) goes, as it would once a job ended.
+      await provider
+        .cleanup(jobRefOf(ctx.database, batch, { jobId: '', state: progress.state }))
+        .catch((e) => ctx.log.warn({ batch: batch.id, err: e }, 'provider cleanup failed'));
       return;
     }
     ctx.log.warn({ batch: batch.id, provider: batch.provider, err }, 'batch submission failed; will retry');
-    await retryLater(ctx, batch, verdict.error, verdict.at);
+    await retryLater(ctx, batch, verdict.error, verdict.at, verdict.refused);
   }
+}
+
+/**
+ * A batch past its provider's limit on jobs in progress (Bedrock's account quota) waits its turn:
+ * looked at again shortly, without an attempt counted, so waiting never fails it. Processes that
+ * check at once may pass the limit together; the provider's own refusal (a quota error, retried as
+ * rate limited) then holds the extra batch back.
+ */
+async function waitsForJobSlot(ctx: PipelineContext, provider: Provider, batch: BatchRow): Promise<boolean> {
+  const limit = provider.limits.maxJobsInProgress;
+  if (!Number.isFinite(limit) || (await countJobsInProgress(ctx.database, provider.name)) < limit) return false;
+  const now = ctx.clock.now();
+  await rescheduleBatch(ctx.database, {
+    batchId: batch.id,
+    workerId: ctx.workerId,
+    nextCheckAt: now + JOB_SLOT_WAIT_MS,
+    now,
+  });
+  return true;
 }
 
 /** Requests the job holds: the batch's, padded up to the provider's minimum. */
@@ -63,11 +94,15 @@ function jobRequestCount(batch: BatchRow, provider: Provider): number {
   return Math.max(batch.request_count, provider.limits.minRequests);
 }
 
-async function submitSteps(ctx: PipelineContext, provider: Provider, batch: BatchRow): Promise<void> {
+async function submitSteps(
+  ctx: PipelineContext,
+  provider: Provider,
+  batch: BatchRow,
+  progress: { state: string | null },
+): Promise<void> {
   // The requests stream from the store as the provider consumes them; a bounded number of
   // batches are handed over at a time, as a provider may hold what it was given until it sends.
   const requestCount = jobRequestCount(batch, provider);
-  let state = batch.provider_state;
   for (let step = 0; step < MAX_STEPS; step++) {
     const result = await ctx.budgets.submissions.run(batch.request_bytes, () =>
       provider.submit({
@@ -75,18 +110,18 @@ async function submitSteps(ctx: PipelineContext, provider: Provider, batch: Batc
         model: batch.provider_model,
         requestCount,
         requests: batchRequests(ctx.database, batch.id, requestCount),
-        state,
+        state: progress.state,
       }),
     );
     if (result.kind === 'progress') {
-      state = result.state;
       const saved = await saveProviderState(ctx.database, {
         batchId: batch.id,
         workerId: ctx.workerId,
-        state,
+        state: result.state,
         now: ctx.clock.now(),
       });
       if (!saved) throw new LeaseLost();
+      progress.state = result.state;
       continue;
     }
     await recordJob(ctx, provider, batch, { jobId: result.jobId, state: result.state }, requestCount);
@@ -106,6 +141,7 @@ async function adoptLostJob(ctx: PipelineContext, provider: Provider, batch: Bat
     batchId: batch.id,
     requestCount,
     startedAt: batch.submit_started_at ?? batch.created_at,
+    state: batch.provider_state,
     until: ctx.clock.now(),
   });
   const recorded = await recordedJobIds(
@@ -163,7 +199,13 @@ async function recordJob(
   return true;
 }
 
-async function retryLater(ctx: PipelineContext, batch: BatchRow, error: string, at: number): Promise<void> {
-  const retry = { batchId: batch.id, workerId: ctx.workerId, nextCheckAt: at, now: ctx.clock.now(), error };
+async function retryLater(
+  ctx: PipelineContext,
+  batch: BatchRow,
+  error: string,
+  at: number,
+  refused = false,
+): Promise<void> {
+  const retry = { batchId: batch.id, workerId: ctx.workerId, nextCheckAt: at, now: ctx.clock.now(), error, refused };
   await retryThroughOutage(() => rescheduleBatch(ctx.database, retry), ctx.settings.leaseMs);
 }

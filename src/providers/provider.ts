@@ -24,6 +24,11 @@ export interface ProviderLimits {
   completionWindowMs: number;
   /** How long the batcher lets a group wait to fill before it flushes it anyway. */
   defaultMaxWaitMs: number;
+  /**
+   * Jobs of this provider barge lets run at once (Bedrock: the account's quota on jobs in progress,
+   * BARGE_BEDROCK_MAX_JOBS); a batch past it waits its turn. Infinity: no limit.
+   */
+  maxJobsInProgress: number;
 }
 
 /** One step of submitting a batch. Called again with the returned state until it says `submitted`. */
@@ -60,6 +65,8 @@ export interface JobRef {
   state: string | null;
   /** The job's requests again, in batch order (svc-mock replays them; real providers never need them). */
   requests(): AsyncIterable<BatchRequest>;
+  /** The custom ids of `requests()`, in the same order, without reading the requests' text (Bedrock's record ids are positions). */
+  customIds(): AsyncIterable<string>;
 }
 
 /** What a provider knows of a batch whose create call may have been accepted but not recorded. */
@@ -70,6 +77,8 @@ export interface SubmissionLookup {
   startedAt: number;
   /** Nothing created after this can be the lost job (the lease it was created under had lapsed). */
   until: number;
+  /** What the submission's last persisted step returned (Bedrock: where the job was to run). */
+  state: string | null;
 }
 
 /** A job at the provider that may be the one a lost create call made. */
@@ -87,8 +96,12 @@ export interface FoundJob {
 export type JobStatus =
   /** Still running; `expectedEndAt` (epoch ms) when the provider can say. */
   | { state: 'running'; expectedEndAt: number | null }
-  /** Ended in any way (completed, canceled, expired, partly failed): results may be collected. */
-  | { state: 'ended' }
+  /**
+   * Ended in any way (completed, canceled, expired, partly failed): results may be collected.
+   * `unanswered`: what a request the results leave out becomes, where how the job ended says
+   * (Bedrock: it ran out of time, `expired`, or was stopped, `canceled`); absent, it fails as missing.
+   */
+  | { state: 'ended'; unanswered?: 'expired' | 'canceled' }
   /** The job as a whole failed and has no results; `message` is the provider's text. */
   | { state: 'failed'; message: string };
 
@@ -116,6 +129,41 @@ export interface Provider {
   cancel(job: JobRef): Promise<void>;
   /** Removes what the ended job left at the provider (OpenAI: the input file); best effort. */
   cleanup(job: JobRef): Promise<void>;
+  /**
+   * A read-only check that the credentials work (`barge provider check <name>`): each capability
+   * the adapter needs, tried with the cheapest call that proves it (a list with limit 1). Never
+   * throws: a failure is a capability with `ok: false` and the provider's text.
+   */
+  check(): Promise<ProviderCapability[]>;
+}
+
+/** One capability a provider check tried: `name` such as `list batches`, `detail` what it saw. */
+export interface ProviderCapability {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+/**
+ * How long one call of a provider check may take. The SDKs wait up to 10 minutes by default,
+ * which suits a results download but not a person waiting at a terminal for a list of one item.
+ */
+export const CHECK_TIMEOUT_MS = 30_000;
+
+/**
+ * One capability of a check: `probe`'s answer is the detail when it works; what it throws, as
+ * `toError`'s ProviderError (the adapter's own mapping, which keeps the key out), when it fails.
+ */
+export async function checkCapability(
+  name: string,
+  probe: () => Promise<string>,
+  toError: (err: unknown) => ProviderError,
+): Promise<ProviderCapability> {
+  try {
+    return { name, ok: true, detail: await probe() };
+  } catch (err) {
+    return { name, ok: false, detail: toError(err).message };
+  }
 }
 
 /**
@@ -164,6 +212,15 @@ export function errorKindOfStatus(status: number | undefined, jobJustCreated = f
   return 'rejected';
 }
 
+/** Runs one provider call, what it throws turned into `toError`'s ProviderError (the adapter's mapping). */
+export async function providerCall<T>(run: () => Promise<T>, toError: (err: unknown) => ProviderError): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    throw toError(err);
+  }
+}
+
 /**
  * The items of a provider's stream (a results download), with what reading it throws turned into
  * `toError`'s ProviderError; a consumer that stops early closes the stream (and its connection).
@@ -186,6 +243,35 @@ export async function* providerStream<T>(
     }
   } finally {
     await iterator.return?.();
+  }
+}
+
+/**
+ * Sends `source` (a file produced as it is read) through `upload`, so that what the source itself
+ * threw (a store read, a size cap) is the error rather than the broken upload it causes, and so the
+ * source is closed when the provider answered before reading it all.
+ */
+export async function uploadFrom<C, T>(
+  source: AsyncIterable<C>,
+  upload: (body: AsyncGenerator<C>) => Promise<T>,
+  toError: (err: unknown) => ProviderError,
+): Promise<T> {
+  let sourceError: unknown;
+  const watched = (async function* () {
+    try {
+      yield* source;
+    } catch (err) {
+      sourceError = err;
+      throw err;
+    }
+  })();
+  try {
+    return await upload(watched);
+  } catch (err) {
+    throw sourceError ?? toError(err);
+  } finally {
+    // Closing the wrapper closes the source (`yield*` passes the return on): no store read stays open.
+    await watched.return(undefined).catch(() => {});
   }
 }
 

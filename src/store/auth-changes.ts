@@ -1,4 +1,5 @@
-import { type Kysely, sql, type Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
+import type { Database } from './database.js';
 import type { Schema } from './schema.js';
 
 /**
@@ -6,11 +7,15 @@ import type { Schema } from './schema.js';
  * same transaction, so an API process that cached keys sees, from one cheap read, that it must
  * look them up again (src/http/auth.ts).
  */
-export async function bumpAuthChanges(tx: Transaction<Schema> | Kysely<Schema>): Promise<void> {
+export async function bumpAuthChanges(tx: Transaction<Schema>): Promise<void> {
   await tx.updateTable('change_counters').set({ value: sql<number>`value + 1` }).where('name', '=', 'auth').execute();
 }
 
-export async function readAuthChanges(db: Kysely<Schema>): Promise<number> {
-  const row = await db.selectFrom('change_counters').select('value').where('name', '=', 'auth').executeTakeFirst();
+export async function readAuthChanges(database: Database): Promise<number> {
+  const row = await database.read
+    .selectFrom('change_counters')
+    .select('value')
+    .where('name', '=', 'auth')
+    .executeTakeFirst();
   return Number(row?.value ?? 0);
 }

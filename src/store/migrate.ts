@@ -10,6 +10,7 @@ import * as storageBudget from './migrations/007_storage_budget.js';
 import * as narrowCargo from './migrations/009_narrow_cargo.js';
 import * as usage from './migrations/010_usage.js';
 import * as submitSteps from './migrations/011_submit_steps.js';
+import * as refusals from './migrations/012_refusals.js';
 
 interface Migration {
   up(db: Kysely<any>, dialect: Database['dialect']): Promise<void>;
@@ -29,6 +30,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['009_narrow_cargo', narrowCargo],
   ['010_usage', usage],
   ['011_submit_steps', submitSteps],
+  ['012_refusals', refusals],
 ];
 
 export interface MigrationReport {

@@ -148,6 +148,8 @@ export interface BatchesTable {
   locked_by: string | null;
   locked_until: number | null;
   attempts: Generated<number>;
+  /** Failed tries the provider refused (rejected, auth): the batch fails on the third. */
+  refusals: Generated<number>;
   last_error: string | null;
   updated_at: number;
 }

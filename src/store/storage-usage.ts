@@ -1,6 +1,6 @@
-import { type Kysely, sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import { DAY_MS } from '../domain/clock.js';
-import type { Dialect } from './database.js';
+import type { Database, Dialect } from './database.js';
 import type { Schema } from './schema.js';
 
 /**
@@ -28,7 +28,7 @@ export interface StorageUsage {
  * project are only deleted under that lock.
  */
 export async function countAcceptedCargo(
-  tx: Kysely<Schema>,
+  tx: Transaction<Schema>,
   dialect: Dialect,
   accepted: { projectId: string; bytes: number; at: number }[],
 ): Promise<void> {
@@ -79,7 +79,7 @@ export async function countAcceptedCargo(
 }
 
 /** SQLite has one writer: the sum and the delete see the same rows. */
-async function foldSqlite(tx: Kysely<Schema>, projectIds: string[]) {
+async function foldSqlite(tx: Transaction<Schema>, projectIds: string[]) {
   const rows = await tx
     .selectFrom('storage_changes')
     .select(['project_id', (eb) => eb.fn.sum<number>('bytes').as('bytes')])
@@ -91,13 +91,13 @@ async function foldSqlite(tx: Kysely<Schema>, projectIds: string[]) {
 }
 
 /** A project's counters now: its row, plus the results' changes not folded in yet. */
-export async function readStorageUsage(db: Kysely<Schema>, projectId: string): Promise<StorageUsage> {
-  const row = await db
+export async function readStorageUsage(database: Database, projectId: string): Promise<StorageUsage> {
+  const row = await database.read
     .selectFrom('project_storage')
     .select(['held_bytes', 'day', 'day_bytes'])
     .where('project_id', '=', projectId)
     .executeTakeFirst();
-  const pending = await db
+  const pending = await database.read
     .selectFrom('storage_changes')
     .select((eb) => eb.fn.sum<number>('bytes').as('bytes'))
     .where('project_id', '=', projectId)
@@ -110,7 +110,9 @@ export async function readStorageUsage(db: Kysely<Schema>, projectId: string): P
 }
 
 /** PostgreSQL: the size of the database on disk (what the server can tell about its storage). */
-export async function databaseSizeBytes(db: Kysely<Schema>): Promise<number> {
-  const { rows } = await sql<{ size: string }>`select pg_database_size(current_database()) as size`.execute(db);
+export async function databaseSizeBytes(database: Database): Promise<number> {
+  const { rows } = await sql<{ size: string }>`select pg_database_size(current_database()) as size`.execute(
+    database.read,
+  );
   return Number(rows[0]?.size ?? 0);
 }

@@ -262,7 +262,7 @@ for (const backend of await backends({ childProcesses: true })) {
 
     test('key list never prints a full key', async () => {
       const { slug, key: firstKey, projectId } = await createProjectWithKey(h.db.database);
-      const { key: secondKey } = await createApiKey(h.db.database.write, {
+      const { key: secondKey } = await createApiKey(h.db.database, {
         projectId,
         name: 'second',
         expiresAt: Date.UTC(2099, 0, 1),

@@ -267,7 +267,7 @@ for (const backend of await backends({ childProcesses: true })) {
       const connection = await rig.roleConnection(db.database, projectId);
       // An incident is open: a passing check ends it.
       await applyConnectionEffect(
-        db.database.write,
+        db.database,
         { connectionId: connection.id, to: 'failed', reason: 'assume_role_denied: earlier', mail: null },
         Date.now(),
       );
@@ -303,7 +303,7 @@ for (const backend of await backends({ childProcesses: true })) {
       const call = rig.sts.calls[stsCalls];
       assert.equal(call?.externalId, connection.externalId);
       assert.equal(JSON.parse(call?.policy ?? '{}').Statement[0].Resource, `arn:aws:s3:::${bucket}/in/*`);
-      const after = await findConnection(db.database.write, connection.id);
+      const after = await findConnection(db.database, connection.id);
       assert.equal(after?.status, 'active');
       assert.ok(after?.lastCheckAt);
       for (const output of [run.stdout, run.stderr]) {

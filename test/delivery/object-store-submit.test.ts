@@ -13,7 +13,7 @@ for (const backend of await backends()) {
     const h = harness(backend);
 
     const connectionOf = async (projectId: string, allow: string[] | null = null) =>
-      insertConnection(h.db.database.write, {
+      insertConnection(h.db.database, {
         id: newId('conn'),
         projectId,
         roleArn: 'arn:aws:iam::444455556666:role/barge',

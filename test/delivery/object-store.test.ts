@@ -225,7 +225,7 @@ for (const backend of await backends()) {
       assert.equal(track.deliveries[0].last_status_code, 403);
       const [attempt] = await attemptRows(id);
       assert.equal(attempt?.error_class, 'assume_role_denied');
-      const failed = await findConnection(db.database.write, connection.id);
+      const failed = await findConnection(db.database, connection.id);
       assert.equal(failed?.status, 'failed');
       assert.match(failed?.lastFailureReason ?? '', /^assume_role_denied: /);
       assert.equal(failed?.lastFailedAt, clock.now());
@@ -257,7 +257,7 @@ for (const backend of await backends()) {
       await worker.runUntilIdle();
       assert.equal((await tracking(key, id)).status, 'callback_delivered');
       assert.deepEqual(await rig.s3.keys(bucket), [`convoy/${id}.json`]);
-      assert.equal((await findConnection(db.database.write, connection.id))?.status, 'active');
+      assert.equal((await findConnection(db.database, connection.id))?.status, 'active');
 
       // Broken again later: a new incident, a new mail.
       rig.sts.deny(connection.roleArn as string);
@@ -286,7 +286,7 @@ for (const backend of await backends()) {
         new RegExp(`PutObject on '${bucket}/convoy/${id}.json' was denied: AccessDenied \\(HTTP 403\\)`),
       );
       assert.equal(attempt?.status_code, 403);
-      assert.equal((await findConnection(db.database.write, connection.id))?.status, 'failed');
+      assert.equal((await findConnection(db.database, connection.id))?.status, 'failed');
       // The project has no notification address: the incident is recorded, no mail is sent.
       assert.ok(!rig.smtp.messages.some((m) => m.text.includes(connection.id)));
     });
@@ -317,7 +317,7 @@ for (const backend of await backends()) {
       assert.equal(mailbox.status, 200);
       assert.equal(mailbox.body.success, true);
       assert.equal(
-        (await findConnection(db.database.write, connection.id))?.status,
+        (await findConnection(db.database, connection.id))?.status,
         'active',
         'a missing bucket is no access incident',
       );
@@ -372,7 +372,7 @@ for (const backend of await backends()) {
       );
       const [attempt] = await attemptRows(id);
       assert.equal(attempt?.error_class, 'target_misconfigured');
-      assert.equal((await findConnection(db.database.write, connection.id))?.status, 'active');
+      assert.equal((await findConnection(db.database, connection.id))?.status, 'active');
     });
 
     test('a retry overwrites the same key with identical bytes', async () => {
@@ -474,7 +474,7 @@ for (const backend of await backends()) {
     test('a static-credentials connection to an S3-compatible endpoint delivers without assuming a role', async () => {
       const { key, projectId, bucket, worker } = await setup();
       const id = newId('conn');
-      await insertConnection(db.database.write, {
+      await insertConnection(db.database, {
         id,
         projectId,
         roleArn: null,

@@ -44,8 +44,10 @@ for (const backend of await backends({ childProcesses: true })) {
         );
         const at = receiver.received.map((r) => r.at);
         for (let i = 1; i < at.length; i++) {
+          // A retry is due 200 ms after its attempt started; the receiver sees arrivals, and an
+          // attempt that took a while to arrive (a loaded machine) leaves a shorter gap to the next.
           const gap = (at[i] as number) - (at[i - 1] as number);
-          assert.ok(gap >= 150 && gap < 1000, `retry ${i} came ${gap} ms after attempt ${i}: ${JSON.stringify(at)}`);
+          assert.ok(gap >= 100 && gap < 1000, `retry ${i} came ${gap} ms after attempt ${i}: ${JSON.stringify(at)}`);
         }
         const settled = await waitFor(
           'callback_failed',

@@ -67,7 +67,7 @@ for (const backend of await backends({ childProcesses: true })) {
         const newSecret = rotated.value.webhookSecret;
         assertSealed(await rawSecrets(db.database, created.value.id), oldSecret, newSecret);
 
-        const { key } = await createApiKey(db.database.write, {
+        const { key } = await createApiKey(db.database, {
           projectId: created.value.id,
           name: 'sealed',
           expiresAt: null,
@@ -130,7 +130,7 @@ for (const backend of await backends({ childProcesses: true })) {
         const deps = { database: db.database, clock, config: { secretKey: KEY } };
         const created = await createProject(deps, { slug: `wrong-key-${process.pid}-${Date.now() % 100000}` });
         assert.ok(created.ok);
-        const { key } = await createApiKey(db.database.write, {
+        const { key } = await createApiKey(db.database, {
           projectId: created.value.id,
           name: 'k',
           expiresAt: null,

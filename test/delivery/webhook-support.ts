@@ -98,7 +98,7 @@ export async function leaseAllDue(
   database: Database,
   input: { workerId: string; now: number; leaseMs: number; limit: number },
 ): Promise<DueDelivery[]> {
-  const due = await findDueDeliveries(database.read, input);
+  const due = await findDueDeliveries(database, input);
   const won = await leaseDeliveries(database, { ...input, lease: due.map((d) => d.id), defer: [] });
-  return loadLeasedDeliveries(database.read, won, input.workerId, input.now);
+  return loadLeasedDeliveries(database, won, input.workerId, input.now);
 }

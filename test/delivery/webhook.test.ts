@@ -451,7 +451,7 @@ for (const backend of await backends()) {
       try {
         const { worker } = await h.worker({ latencyMs: 0 });
         const { key, slug, webhookSecret: oldSecret } = await createProjectWithKey(h.db.database);
-        const rotated = await rotateWebhookSecret(h.db.database.write, slug, clock.now());
+        const rotated = await rotateWebhookSecret(h.db.database, slug, clock.now());
         assert.ok(rotated);
         const newSecret = rotated.webhookSecret;
         assert.notEqual(newSecret, oldSecret);

@@ -223,6 +223,9 @@ describe('providers', () => {
       s3Uri: 's3://barge-batches/in/',
       region: 'us-east-1',
       endpoint: null,
+      minRecords: 100,
+      maxRecords: 50_000,
+      maxJobs: 10,
     });
     assert.equal(loadConfig({ ...both, AWS_REGION: 'eu-west-1' }).providers.bedrock?.region, 'eu-west-1');
     const own = loadConfig({
@@ -237,6 +240,23 @@ describe('providers', () => {
     assertRejects({ BARGE_BEDROCK_ROLE_ARN: role }, 'BARGE_BEDROCK_S3_URI');
     assertRejects({ BARGE_BEDROCK_S3_URI: 's3://barge-batches/' }, 'BARGE_BEDROCK_ROLE_ARN');
     assertRejects({ ...both, BARGE_BEDROCK_S3_URI: 'https://barge-batches.s3.amazonaws.com/' }, 'BARGE_BEDROCK_S3_URI');
+  });
+
+  test('Bedrock limits: minimum and maximum records per job and jobs in progress, the maximum never below the minimum', () => {
+    const both = { BARGE_BEDROCK_ROLE_ARN: 'arn:aws:iam::123456789012:role/r', BARGE_BEDROCK_S3_URI: 's3://bkt/p/' };
+    const set = loadConfig({
+      ...both,
+      BARGE_BEDROCK_MIN_RECORDS: '1000',
+      BARGE_BEDROCK_MAX_RECORDS: '20000',
+      BARGE_BEDROCK_MAX_JOBS: '3',
+    }).providers.bedrock;
+    assert.deepEqual([set?.minRecords, set?.maxRecords, set?.maxJobs], [1000, 20_000, 3]);
+    assertRejects({ ...both, BARGE_BEDROCK_MIN_RECORDS: '0' }, 'BARGE_BEDROCK_MIN_RECORDS');
+    assertRejects(
+      { ...both, BARGE_BEDROCK_MIN_RECORDS: '500', BARGE_BEDROCK_MAX_RECORDS: '499' },
+      'BARGE_BEDROCK_MAX_RECORDS',
+    );
+    assertRejects({ ...both, BARGE_BEDROCK_MAX_JOBS: 'ten' }, 'BARGE_BEDROCK_MAX_JOBS');
   });
 
   test('a refused key is never echoed', () => {

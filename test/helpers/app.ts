@@ -78,9 +78,9 @@ export async function createProjectWithKey(
 ): Promise<{ projectId: string; slug: string; key: string; keyId: string; webhookSecret: string }> {
   const now = options.now ?? Date.now();
   const slug = `p-${process.pid}-${++projectCounter}-${Math.random().toString(36).slice(2, 8)}`;
-  const project = await createProject(database.write, slug, now);
+  const project = await createProject(database, slug, now);
   if (project === 'slug_taken') throw new Error('slug collision');
-  const { apiKey, key } = await createApiKey(database.write, {
+  const { apiKey, key } = await createApiKey(database, {
     projectId: project.id,
     name: 'test',
     expiresAt: options.expiresAt ?? null,
@@ -94,6 +94,13 @@ export async function loadCargo(app: TestApp, key: string, body: unknown): Promi
   const res = await app.request('POST', '/cargo/load', { key, body });
   assert.equal(res.status, 200, res.text);
   return res.body.cargo_id as string;
+}
+
+/** GET /cargo/{id}/result that must answer 200 (a finished cargo); its body. */
+export async function fetchResult(app: TestApp, key: string, cargoId: string) {
+  const res = await app.request('GET', `/cargo/${cargoId}/result`, { key });
+  assert.equal(res.status, 200, res.text);
+  return res.body;
 }
 
 export const mockBody = (content = 'Hello there', extra: Record<string, unknown> = {}) => ({

@@ -62,7 +62,7 @@ export async function startObjectStoreRig(): Promise<ObjectStoreRig> {
     },
     async roleConnection(database, projectId, options = {}) {
       const roleArn = `arn:aws:iam::444455556666:role/barge-delivery-${++counter}`;
-      const connection = await insertConnection(database.write, {
+      const connection = await insertConnection(database, {
         id: newId('conn'),
         projectId,
         roleArn,
@@ -87,5 +87,5 @@ export async function startObjectStoreRig(): Promise<ObjectStoreRig> {
 
 /** Gives the project a notification address for incident mail. */
 export async function notifyTo(database: Database, slug: string, email: string): Promise<void> {
-  await setNotificationEmail(database.write, slug, email, Date.now());
+  await setNotificationEmail(database, slug, email, Date.now());
 }

@@ -1,7 +1,8 @@
 /**
  * The Files API of the OpenAI emulator (openai-emulator.ts): upload (multipart, `purpose=batch`, a
  * `.jsonl` name, at most 200 MB; lines are not read here, as the real API only reads them when a
- * batch validates), retrieve, download (`/content`, the stored bytes as they are) and delete. The
+ * batch validates), list (`purpose`, `limit` 1–10,000, `order`, `after`), retrieve, download
+ * (`/content`, the stored bytes as they are) and delete. The
  * batch part stores its output and error files here too (`purpose: batch_output`).
  */
 import { EXTRA_FIELD, type MultipartForm, type Route, randomId } from './emulator-http.js';
@@ -49,6 +50,30 @@ export class FileStore {
     return file;
   }
 
+  /** `GET /v1/files`: the cursor page of files not deleted, newest first unless `order=asc`. */
+  private list(query: Record<string, string>) {
+    const limit = query.limit === undefined ? 10_000 : Number(query.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) {
+      throw openAIError(400, `Invalid 'limit': an integer from 1 to 10000 expected, got ${query.limit}.`, 'limit');
+    }
+    const order = query.order ?? 'desc';
+    if (order !== 'asc' && order !== 'desc') {
+      throw openAIError(400, `Invalid 'order': 'asc' or 'desc' expected, got ${order}.`, 'order');
+    }
+    const live = this.all().filter((f) => !f.deleted && (query.purpose === undefined || f.purpose === query.purpose));
+    const ordered = order === 'asc' ? live : live.reverse();
+    const start = query.after === undefined ? 0 : ordered.findIndex((f) => f.id === query.after) + 1;
+    const rest = query.after !== undefined && start === 0 ? [] : ordered.slice(start);
+    const page = rest.slice(0, limit);
+    return {
+      object: 'list',
+      data: page.map((f) => this.view(f)),
+      first_id: page[0]?.id ?? null,
+      last_id: page.at(-1)?.id ?? null,
+      has_more: rest.length > limit,
+    };
+  }
+
   private upload(form: unknown): StoredFile {
     const { fields, files: parts } = (form ?? { fields: {}, files: {} }) as MultipartForm;
     const purpose = fields.purpose;
@@ -86,6 +111,7 @@ export class FileStore {
         body: 'multipart',
         handle: ({ body }) => ({ json: this.view(this.upload(body)) }),
       },
+      { method: 'GET', path: /^\/v1\/files$/, handle: ({ query }) => ({ json: this.list(query) }) },
       {
         method: 'GET',
         path: /^\/v1\/files\/([^/]+)$/,

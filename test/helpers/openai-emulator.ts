@@ -55,6 +55,8 @@ export interface OpenAIEmulatorOptions {
   clock?: () => number;
   /** A batch takes one status step by itself on every Nth retrieve (0: only `step`/`endAll`). */
   stepEveryRetrieves?: number;
+  /** A batch walks every status to its end on its first retrieve: a provider with no latency (the bench). */
+  endOnRetrieve?: boolean;
   /** Decides a request's outcome when no `setOutcome` applies (undefined: the default). */
   outcome?: (line: InputLine) => OpenAIOutcome | undefined;
   /** Seed of the output shuffle. */
@@ -311,6 +313,10 @@ export async function startOpenAIEmulator(options: OpenAIEmulatorOptions = {}) {
     batch.retrieves++;
     if (!TERMINAL.includes(batch.status) && clock() >= (batch.createdAt + DAY_S) * 1000) {
       stop(batch, 'expired');
+      return;
+    }
+    if (options.endOnRetrieve) {
+      while (!TERMINAL.includes(batch.status)) step(batch);
       return;
     }
     const every = options.stepEveryRetrieves ?? 0;

@@ -1,11 +1,12 @@
 import type { Config } from '../../src/config.js';
-import type { Clock } from '../../src/domain/clock.js';
+import type { Clock, ManualClock } from '../../src/domain/clock.js';
+import { hasResult } from '../../src/domain/lifecycle.js';
 import type { PriceLookup } from '../../src/domain/usage.js';
 import { MockProvider } from '../../src/providers/mock/mock-provider.js';
 import type { Provider, ProviderLimits } from '../../src/providers/provider.js';
 import { createService, type Service } from '../../src/service.js';
 import type { Database } from '../../src/store/database.js';
-import { testConfig } from './app.js';
+import { storedCargo, testConfig } from './app.js';
 
 /**
  * The workers of a test service over the test database, composed by createService (the same
@@ -46,4 +47,31 @@ export async function testWorker(
     idleMaxMs: 1000,
   });
   return { worker, mock };
+}
+
+/** The batch row of a batched cargo. */
+export async function batchOfCargo(database: Database, cargoId: string) {
+  const { batch_id } = await storedCargo(database, cargoId);
+  if (!batch_id) throw new Error(`cargo ${cargoId} is not batched`);
+  return database.read.selectFrom('batches').selectAll().where('id', '=', batch_id).executeTakeFirstOrThrow();
+}
+
+/**
+ * Advances the clock `stepMs` at a time and runs the workers until every cargo of `ids` has its
+ * result (the poller backs off with a job's age); fails with their statuses after `tries` steps.
+ */
+export async function settleCargo(
+  worker: Service,
+  clock: ManualClock,
+  database: Database,
+  ids: string[],
+  { stepMs, tries }: { stepMs: number; tries: number },
+): Promise<void> {
+  const statuses = async () => (await Promise.all(ids.map((id) => storedCargo(database, id)))).map((c) => c.status);
+  for (let i = 0; i < tries; i++) {
+    clock.advance(stepMs);
+    await worker.runUntilIdle();
+    if ((await statuses()).every(hasResult)) return;
+  }
+  throw new Error(`cargo did not finish: ${JSON.stringify(await statuses())}`);
 }

@@ -67,7 +67,7 @@ for (const backend of await backends()) {
 
         test('a deactivated key is answered like an unknown key', async () => {
           const { key, keyId } = await createProjectWithKey(h.db.database);
-          await deactivateApiKey(h.db.database.write, keyId);
+          await deactivateApiKey(h.db.database, keyId);
           assertDetail(await call(route, key), 401, 'Invalid API key.');
         });
 
@@ -78,9 +78,9 @@ for (const backend of await backends()) {
 
         test('a key of an inactive project is 403 "Project is inactive."', async () => {
           const { key, slug } = await createProjectWithKey(h.db.database);
-          await setProjectActive(h.db.database.write, slug, false, Date.now());
+          await setProjectActive(h.db.database, slug, false, Date.now());
           assertDetail(await call(route, key), 403, 'Project is inactive.');
-          await setProjectActive(h.db.database.write, slug, true, Date.now());
+          await setProjectActive(h.db.database, slug, true, Date.now());
           assert.notEqual((await call(route, key)).status, 403, 'reactivation restores access');
         });
       });
@@ -116,7 +116,7 @@ for (const backend of await backends()) {
 
     test('check order: deactivated before expired, expired before project inactive', async () => {
       const expiredOnInactive = await createProjectWithKey(h.db.database, { expiresAt: Date.now() - 1000 });
-      await setProjectActive(h.db.database.write, expiredOnInactive.slug, false, Date.now());
+      await setProjectActive(h.db.database, expiredOnInactive.slug, false, Date.now());
       assertDetail(
         await call(ROUTES[1] as (typeof ROUTES)[number], expiredOnInactive.key),
         401,
@@ -124,8 +124,8 @@ for (const backend of await backends()) {
       );
 
       const deactivatedExpired = await createProjectWithKey(h.db.database, { expiresAt: Date.now() - 1000 });
-      await deactivateApiKey(h.db.database.write, deactivatedExpired.keyId);
-      await setProjectActive(h.db.database.write, deactivatedExpired.slug, false, Date.now());
+      await deactivateApiKey(h.db.database, deactivatedExpired.keyId);
+      await setProjectActive(h.db.database, deactivatedExpired.slug, false, Date.now());
       assertDetail(await call(ROUTES[1] as (typeof ROUTES)[number], deactivatedExpired.key), 401, 'Invalid API key.');
     });
 
@@ -149,14 +149,14 @@ for (const backend of await backends()) {
       assert.equal((await post(key, { body: INVALID_BODY })).status, 400);
       assert.equal((await post(key, { rawBody: '{"params": ' })).status, 400);
 
-      await setProjectActive(h.db.database.write, slug, false, Date.now());
+      await setProjectActive(h.db.database, slug, false, Date.now());
       assertDetail(await post(key, { body: INVALID_BODY }), 403, 'Project is inactive.');
       assertDetail(await post(key, { rawBody: '{"params": ' }), 403, 'Project is inactive.');
     });
 
     test('a failed authentication stores nothing and does not touch the key', async () => {
       const { key, keyId, projectId, slug } = await createProjectWithKey(h.db.database);
-      await setProjectActive(h.db.database.write, slug, false, Date.now());
+      await setProjectActive(h.db.database, slug, false, Date.now());
       assert.equal((await h.app.request('POST', '/cargo/load', { key, body: mockBody('hi') })).status, 403);
       await sleep(50);
       assert.equal((await keyRow(keyId)).last_used_at, null);

@@ -251,7 +251,7 @@ for (const backend of await backends({ childProcesses: true })) {
       try {
         const first = await createProjectWithKey(h.db.database);
         const second = await createProjectWithKey(h.db.database);
-        const { key: otherKeyOfFirst } = await createApiKey(h.db.database.write, {
+        const { key: otherKeyOfFirst } = await createApiKey(h.db.database, {
           projectId: first.projectId,
           name: 'second key',
           expiresAt: null,

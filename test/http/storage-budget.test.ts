@@ -80,7 +80,7 @@ for (const backend of await backends()) {
       assert.equal(refused.status, 429, refused.text);
       assert.match(refused.body.detail, /storage budget of \d+ bytes accepted per day \(UTC\)/);
       assert.equal(refused.headers.get('retry-after'), String(12 * 3600));
-      assert.equal((await readStorageUsage(db.database.read, projectId)).dayBytes, size * 3);
+      assert.equal((await readStorageUsage(db.database, projectId)).dayBytes, size * 3);
 
       // A new UTC day renews it; the bytes still held do not count against the day.
       clock.advance(12 * 3600 * 1000);
@@ -98,7 +98,7 @@ for (const backend of await backends()) {
         assert.equal(first.status, 200, first.text);
         clock.advance(500);
         await worker.runUntilIdle();
-        const usage = await readStorageUsage(db.database.read, projectId);
+        const usage = await readStorageUsage(db.database, projectId);
         assert.equal(usage.heldBytes, await recount(db.database.read, db.database.dialect, projectId));
         assert.ok(usage.heldBytes > (await cargoBytes(db.database, first.body.cargo_id)), 'the result counts');
 
@@ -114,7 +114,7 @@ for (const backend of await backends()) {
         // metadata (kept for the mailbox's 410) stays.
         clock.advance(3600 * 1000 + 1);
         await worker.runUntilIdle();
-        const after = await readStorageUsage(db.database.read, projectId);
+        const after = await readStorageUsage(db.database, projectId);
         assert.equal(after.heldBytes, await recount(db.database.read, db.database.dialect, projectId));
         assert.equal(after.heldBytes, '{"order":"A-1"}'.length);
         await settleBudgetCache();
@@ -141,7 +141,7 @@ for (const backend of await backends()) {
         );
         assert.deepEqual(new Set(results.map((r) => r.status)), new Set([200]));
         for (const { projectId } of projects) {
-          const usage = await readStorageUsage(db.database.read, projectId);
+          const usage = await readStorageUsage(db.database, projectId);
           assert.equal(usage.heldBytes, await recount(db.database.read, db.database.dialect, projectId));
           assert.equal(usage.dayBytes, usage.heldBytes);
         }

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { ManualClock } from '../../src/domain/clock.js';
 import { roundUsd } from '../../src/domain/usage.js';
 import type { Service } from '../../src/service.js';
-import { createProjectWithKey, loadCargo, mockBody } from '../helpers/app.js';
+import { createProjectWithKey, fetchResult, loadCargo, mockBody } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { harness } from '../helpers/harness.js';
 
@@ -29,11 +29,7 @@ for (const backend of await backends()) {
         await worker.runUntilIdle();
       }
     };
-    const result = async (key: string, id: string) => {
-      const res = await h.app.request('GET', `/cargo/${id}/result`, { key });
-      assert.equal(res.status, 200, res.text);
-      return res.body;
-    };
+    const result = (key: string, id: string) => fetchResult(h.app, key, id);
     /** The tokens svc-mock reported in a result: its message's, or the sum over its records'. */
     const tokensOf = async (key: string, id: string): Promise<Tokens> => {
       const { response } = await result(key, id);

@@ -89,7 +89,7 @@ for (const backend of await backends()) {
       assert.equal(created.apiKey.expiresAt, null);
       assert.equal(created.apiKey.createdAt, NOW);
       assert.equal(created.project.id, project.id);
-      const credentials = await findKeyCredentials(db.database.read, hashApiKey(created.key));
+      const credentials = await findKeyCredentials(db.database, hashApiKey(created.key));
       assert.equal(credentials?.keyId, created.apiKey.id);
 
       const expiring = value(
@@ -148,7 +148,7 @@ for (const backend of await backends()) {
       const off = value(await deactivateApiKey(deps, { keyId: created.apiKey.id }));
       assert.equal(off.id, created.apiKey.id);
       assert.equal(off.isActive, false);
-      assert.equal((await findKeyCredentials(db.database.read, hashApiKey(created.key)))?.keyIsActive, false);
+      assert.equal((await findKeyCredentials(db.database, hashApiKey(created.key)))?.keyIsActive, false);
       refused(
         await deactivateApiKey(deps, { keyId: 'key_01jd5q3k8m9x2v4w6y8z0a1b2c' }),
         'api_key_not_found',

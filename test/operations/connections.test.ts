@@ -49,7 +49,7 @@ for (const backend of await backends()) {
       assert.equal(connection.sealedCredentials, null);
       assert.equal(connection.status, 'active');
       assert.equal(connection.createdAt, base.clock.now());
-      assert.deepEqual(await findConnection(db.database.read, connection.id), connection);
+      assert.deepEqual(await findConnection(db.database, connection.id), connection);
 
       const open = value(await createConnection(deps(), { slug: project.slug, roleArn: ROLE, allow: [] }));
       assert.equal(open.connection.allowedTargets, null, 'no allow-list: any target');

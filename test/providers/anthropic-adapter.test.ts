@@ -13,8 +13,8 @@ import type { BatchRequest } from '../../src/domain/batch-requests.js';
 import { ManualClock } from '../../src/domain/clock.js';
 import { CANCELED_ERROR, REQUEST_EXPIRED_ERROR as EXPIRED_ERROR } from '../../src/domain/records.js';
 import { AnthropicProvider, type AnthropicProviderOptions } from '../../src/providers/anthropic/anthropic-provider.js';
-import { createBody } from '../../src/providers/anthropic/request-body.js';
-import { type JobRef, ProviderError, type RequestResult } from '../../src/providers/provider.js';
+import { createBodyChunks } from '../../src/providers/anthropic/request-body.js';
+import { type JobRef, ProviderError } from '../../src/providers/provider.js';
 import { type AnthropicEmulator, startAnthropicEmulator } from '../helpers/anthropic-emulator.js';
 import { EXTRA_FIELD } from '../helpers/emulator-http.js';
 
@@ -54,6 +54,7 @@ function jobOf(jobId: string, requestCount: number, submittedAt: number, model =
     canceledAt: null,
     state: null,
     requests: () => requestsOf('unused', 0)(),
+    customIds: async function* () {},
   };
 }
 
@@ -69,9 +70,9 @@ async function submit(provider: AnthropicProvider, prefix: string, count: number
   return step.jobId;
 }
 
-async function collect(results: AsyncIterable<RequestResult>) {
-  const all: RequestResult[] = [];
-  for await (const r of results) all.push(r);
+async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const all: T[] = [];
+  for await (const item of items) all.push(item);
   return all;
 }
 
@@ -97,7 +98,7 @@ test('submit sends one create whose body is the stored inputs with the model add
   assert.equal(call.headers['anthropic-version'], '2023-06-01');
   assert.equal(call.headers.authorization, `Bearer ${emulator.apiKey}`);
   assert.equal(call.headers['content-type'], 'application/json');
-  assert.ok(Number(call.headers['content-length']) > 0, 'the body is sent with its length');
+  assert.equal(call.headers['transfer-encoding'], 'chunked', 'the body is streamed as it is produced');
   assert.equal(call.headers['x-stainless-retry-count'], '0');
   assert.deepEqual(call.body, {
     requests: [0, 1, 2].map((i) => ({
@@ -301,6 +302,7 @@ test('findSubmitted finds a batch whose create answer was lost, by request count
       requestCount: 4,
       startedAt,
       until: startedAt + 30_000,
+      state: null,
     });
     const idOf = (prefix: string) => timed.batches().find((b) => b.requests[0]?.custom_id === `${prefix}_0`)?.id;
     assert.deepEqual(found, [
@@ -331,18 +333,19 @@ test('limits: the documented sizes, and a batch above them is refused before any
   assert.equal(provider.limits.completionWindowMs, 24 * 3600_000);
   assert.equal(provider.limits.defaultMaxWaitMs, 60_000);
 
-  const logged = emulator.log.length;
+  const created = emulator.batches().length;
   await rejectsWith(submit(adapter({ limits: { maxRequests: 2 } }), 'many', 3), 'rejected', /more than 2 requests/);
+  assert.equal(emulator.batches().length, created, 'the upload broke off: no batch');
+  const body = (count: number, make: (i: number) => string, limits: { maxRequests: number; maxBodyBytes: number }) =>
+    collect(createBodyChunks(MODEL, requestsOf('b', count, make)(), limits));
   await rejectsWith(
-    createBody(MODEL, requestsOf('big', 3, () => input('x'.repeat(600)))(), { maxRequests: 10, maxBodyBytes: 1500 }),
+    body(3, () => input('x'.repeat(600)), { maxRequests: 10, maxBodyBytes: 1500 }),
     'rejected',
     /exceeds 1500 bytes/,
   );
-  assert.equal(emulator.log.length, logged);
-  await assert.rejects(createBody(MODEL, requestsOf('bad', 1, () => '[1]')(), { maxRequests: 1, maxBodyBytes: 1e6 }));
-  const { body, requests } = await createBody(MODEL, requestsOf('ok', 2)(), { maxRequests: 2, maxBodyBytes: 1e6 });
-  assert.equal(requests, 2);
-  assert.equal((JSON.parse(await body.text()) as { requests: unknown[] }).requests.length, 2);
+  await assert.rejects(body(1, () => '[1]', { maxRequests: 1, maxBodyBytes: 1e6 }));
+  const text = Buffer.concat(await body(2, (i) => input(`q${i}`), { maxRequests: 2, maxBodyBytes: 1e6 })).toString();
+  assert.equal((JSON.parse(text) as { requests: unknown[] }).requests.length, 2);
 });
 
 test('100,000 requests go in one create, and their results file is read as a stream in bounded memory', async () => {

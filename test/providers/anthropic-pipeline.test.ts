@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import type { Config } from '../../src/config.js';
 import { ManualClock } from '../../src/domain/clock.js';
+import { type CargoStatus, hasResult } from '../../src/domain/lifecycle.js';
 import { POLL_MAX_MS } from '../../src/domain/polling.js';
 import {
   REQUEST_EXPIRED_ERROR as EXPIRED_ERROR,
@@ -11,9 +12,10 @@ import {
 import { roundUsd } from '../../src/domain/usage.js';
 import type { Service } from '../../src/service.js';
 import { type AnthropicEmulator, startAnthropicEmulator } from '../helpers/anthropic-emulator.js';
-import { createProjectWithKey, loadCargo, testConfig } from '../helpers/app.js';
+import { createProjectWithKey, fetchResult, loadCargo, testConfig } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { harness, serveHarness } from '../helpers/harness.js';
+import { oneBatchOf } from '../helpers/held-create.js';
 import { type ObjectStoreRig, startObjectStoreRig } from '../helpers/object-store.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { loadOverHttp } from '../helpers/serve.js';
@@ -27,7 +29,6 @@ import { eventually, waitFor } from '../helpers/wait.js';
 
 const HOUR = 3_600_000;
 const CREATE_PATH = /^\/v1\/messages\/batches$/;
-const FINISHED = new Set(['completed', 'failed', 'callback_pending', 'callback_delivered', 'callback_failed']);
 
 interface CatalogModel {
   id: string;
@@ -84,12 +85,8 @@ for (const backend of await backends()) {
     };
     const load = (key: string, body: unknown) => loadCargo(h.app, key, body);
     const status = async (key: string, id: string) =>
-      (await h.app.request('GET', `/cargo/${id}/tracking`, { key })).body.status as string;
-    const result = async (key: string, id: string) => {
-      const res = await h.app.request('GET', `/cargo/${id}/result`, { key });
-      assert.equal(res.status, 200, res.text);
-      return res.body;
-    };
+      (await h.app.request('GET', `/cargo/${id}/tracking`, { key })).body.status as CargoStatus;
+    const result = (key: string, id: string) => fetchResult(h.app, key, id);
     const creates = () => emulator.log.filter((r) => r.method === 'POST' && CREATE_PATH.test(r.path));
     /** The create calls the emulator answered with a batch, from index `from` of the create log. */
     const createdRequests = (from = 0): CreatedRequest[] =>
@@ -123,7 +120,7 @@ for (const backend of await backends()) {
         clock.advance(POLL_MAX_MS);
         await (await worker()).runUntilIdle();
         const statuses = await Promise.all(ids.map((id) => status(key, id)));
-        if (statuses.every((s) => FINISHED.has(s))) return;
+        if (statuses.every((s) => hasResult(s))) return;
       }
       assert.fail(`cargo did not finish: ${JSON.stringify(await Promise.all(ids.map((id) => status(key, id))))}`);
     };
@@ -433,8 +430,8 @@ for (const backend of await backends({ childProcesses: true })) {
       const env = {
         ANTHROPIC_API_KEY: emulator.apiKey,
         ANTHROPIC_BASE_URL: emulator.url,
-        BARGE_BATCH_MAX_WAIT_MS: '500',
         BARGE_LEASE_MS: '2000',
+        ...oneBatchOf(3),
       };
       const held = emulator.holdNextCreate('on-arrival');
       const first = await h.serveAll(env);
@@ -487,12 +484,12 @@ for (const backend of await backends({ childProcesses: true })) {
 
       const tracking = async (id: string) => {
         const res = await fetch(`${second.url}/cargo/${id}/tracking`, { headers: { 'x-api-key': key } });
-        return ((await res.json()) as { status: string }).status;
+        return ((await res.json()) as { status: CargoStatus }).status;
       };
       await waitFor(
         'every cargo finished',
         () => Promise.all(ids.map(tracking)),
-        (statuses) => statuses.every((s) => FINISHED.has(s)),
+        (statuses) => statuses.every((s) => hasResult(s)),
         { timeoutMs: 20_000, intervalMs: 100 },
       );
 

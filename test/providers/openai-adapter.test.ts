@@ -65,6 +65,7 @@ function jobRef(batchId: string, step: SubmitStep, requestCount: number, submitt
     canceledAt: null,
     state: step.state,
     requests: () => stream([]),
+    customIds: async function* () {},
   };
 }
 
@@ -332,7 +333,7 @@ test('findSubmitted finds the batch of a lost create by its barge_batch_id, and 
   const held = emulator.holdNextCreate();
   const creating = provider.submit({ ...input, state: uploaded.state });
   await held.arrived; // OpenAI has the batch; its answer has not come back
-  const lookup = { batchId: 'bat_lost', requestCount: 1, startedAt, until: Date.now() };
+  const lookup = { batchId: 'bat_lost', requestCount: 1, startedAt, until: Date.now(), state: null };
   const found = await provider.findSubmitted(lookup);
   const lost = emulator.batches().find((b) => b.metadata?.barge_batch_id === 'bat_lost');
   assert.deepEqual(found, [{ jobId: lost?.id, state: uploaded.state, match: 'exact' }]);
@@ -372,6 +373,7 @@ test('findSubmitted pages back to the submission start and stops at the first ol
       requestCount: 1,
       startedAt,
       until: now,
+      state: null,
     });
     assert.deepEqual(found.map((f) => f.jobId).sort(), [directId, timed.batches()[1]?.id].sort());
     assert.equal(lists() - before, 2, 'two pages of 100, then the older batch ends the walk');
@@ -381,6 +383,7 @@ test('findSubmitted pages back to the submission start and stops at the first ol
       requestCount: 1,
       startedAt,
       until: now,
+      state: null,
     });
     assert.deepEqual(old, [], 'created before the window (less a minute of slack)');
     const inSlack = await target.findSubmitted({
@@ -388,6 +391,7 @@ test('findSubmitted pages back to the submission start and stops at the first ol
       requestCount: 1,
       startedAt: startedAt - 10 * 60_000 + 30_000,
       until: now,
+      state: null,
     });
     assert.equal(inSlack.length, 1);
   } finally {

@@ -11,18 +11,18 @@ import type { Config } from '../../src/config.js';
 import { ManualClock } from '../../src/domain/clock.js';
 import { roundUsd } from '../../src/domain/usage.js';
 import type { Service } from '../../src/service.js';
-import { createProjectWithKey, loadCargo, testConfig } from '../helpers/app.js';
+import { createProjectWithKey, fetchResult, loadCargo, storedCargo, testConfig } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { harness, serveHarness } from '../helpers/harness.js';
+import { assertAnsweredMessages, killDuringHeldCreate } from '../helpers/held-create.js';
 import { type InputLine, type OpenAIEmulator, startOpenAIEmulator } from '../helpers/openai-emulator.js';
+import { batchOfCargo, settleCargo } from '../helpers/pipeline.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { loadOverHttp } from '../helpers/serve.js';
 import { waitFor } from '../helpers/wait.js';
 
 const CATALOG = JSON.parse(readFileSync(new URL('../../models/catalog.json', import.meta.url), 'utf8')) as {
   models: { id: string; prices_usd_per_mtok: { batch_input: number; batch_output: number } }[];
 };
-const FINISHED = ['completed', 'failed', 'callback_pending', 'callback_delivered', 'callback_failed'];
 
 /** The emulator's uploaded input file of an emulator batch, as parsed lines. */
 function inputLines(emu: OpenAIEmulator, batchId: string): InputLine[] {
@@ -55,18 +55,9 @@ for (const backend of await backends()) {
     const h = harness(backend, { clock, config });
 
     const load = (key: string, body: unknown) => loadCargo(h.app, key, body);
-    const result = async (key: string, id: string) => {
-      const res = await h.app.request('GET', `/cargo/${id}/result`, { key });
-      assert.equal(res.status, 200, res.text);
-      return res.body;
-    };
-    const cargoRow = (id: string) =>
-      h.db.database.read.selectFrom('cargo').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-    const batchRow = async (cargoId: string) => {
-      const { batch_id } = await cargoRow(cargoId);
-      assert.ok(batch_id, 'the cargo is batched');
-      return h.db.database.read.selectFrom('batches').selectAll().where('id', '=', batch_id).executeTakeFirstOrThrow();
-    };
+    const result = (key: string, id: string) => fetchResult(h.app, key, id);
+    const cargoRow = (id: string) => storedCargo(h.db.database, id);
+    const batchRow = (cargoId: string) => batchOfCargo(h.db.database, cargoId);
     /** The emulator batch tagged with the barge batch of this cargo (exactly one). */
     const emuBatchOf = async (cargoId: string) => {
       const row = await batchRow(cargoId);
@@ -83,17 +74,8 @@ for (const backend of await backends()) {
       await worker.runUntilIdle();
     };
     /** Polls until every cargo has finished (the poller backs off with the job's age). */
-    const settle = async (worker: Service, ids: string[]) => {
-      for (let i = 0; i < 20; i++) {
-        clock.advance(30_000);
-        await worker.runUntilIdle();
-        const rows = await Promise.all(ids.map(cargoRow));
-        if (rows.every((r) => FINISHED.includes(r.status))) return;
-      }
-      assert.fail(
-        `cargo did not finish: ${JSON.stringify((await Promise.all(ids.map(cargoRow))).map((r) => r.status))}`,
-      );
-    };
+    const settle = (worker: Service, ids: string[]) =>
+      settleCargo(worker, clock, h.db.database, ids, { stepMs: 30_000, tries: 20 });
 
     test('a catalog id and openai/<model> reach the emulator with translated bodies; results come back translated', async () => {
       const { worker } = await h.worker();
@@ -500,66 +482,31 @@ for (const backend of await backends({ childProcesses: true })) {
       const env = {
         OPENAI_API_KEY: emu.apiKey,
         OPENAI_BASE_URL: emu.baseURL,
-        BARGE_BATCH_MAX_WAIT_MS: '100',
         BARGE_LEASE_MS: '2000',
       };
-      const held = emu.holdNextCreate('on-arrival');
-      const first = await s.serveAll(env);
-      const ids: string[] = [];
-      for (let i = 0; i < 3; i++) {
-        ids.push(
-          await loadOverHttp(first.url, key, {
-            params: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: `crash ${i}` }], max_tokens: 50 },
-          }),
-        );
-      }
-      await held.arrived;
-      const cargo = () => s.db.database.read.selectFrom('cargo').selectAll().where('id', 'in', ids).execute();
-      const batchIds = new Set((await cargo()).map((c) => c.batch_id));
-      assert.equal(batchIds.size, 1, 'one batch');
-      const bargeBatchId = [...batchIds][0] as string;
-      const tagged = () => emu.batches().filter((b) => b.metadata?.barge_batch_id === bargeBatchId);
-      assert.equal(tagged().length, 1, 'the held create already made the batch at the provider');
-      const row = await s.db.database.read
-        .selectFrom('batches')
-        .selectAll()
-        .where('id', '=', bargeBatchId)
-        .executeTakeFirstOrThrow();
-      assert.equal(row.job_id, null, 'barge has not recorded it: the answer is held');
-      assert.ok(row.submit_started_at !== null, 'the submit intent is recorded');
-
-      await first.child.stop('SIGKILL');
-      held.release();
-      const second = await s.serveAll(env);
-      const rows = await waitFor(
-        'every cargo to finish',
-        cargo,
-        (list) => list.every((c) => FINISHED.includes(c.status)),
-        { timeoutMs: 20_000, intervalMs: 100 },
-      );
-      assert.deepEqual(
-        rows.map((c) => c.status),
-        ['completed', 'completed', 'completed'],
-      );
-      const jobs = tagged();
+      const tagged = (batchId: string) => emu.batches().filter((b) => b.metadata?.barge_batch_id === batchId);
+      const { batchId, ids, url } = await killDuringHeldCreate(s, {
+        env,
+        key,
+        held: emu.holdNextCreate('on-arrival'),
+        bodies: [0, 1, 2].map((i) => ({
+          params: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: `crash ${i}` }], max_tokens: 50 },
+        })),
+        whileHeld: (batchId) =>
+          assert.equal(tagged(batchId).length, 1, 'the held create already made the batch at the provider'),
+        timeoutMs: 20_000,
+      });
+      const jobs = tagged(batchId);
       const ran = jobs.filter((b) => b.status !== 'cancelling' && b.status !== 'cancelled');
       assert.equal(ran.length, 1, `one batch ran: ${JSON.stringify(jobs.map((b) => b.status))}`);
       assert.equal(ran[0]?.status, 'completed');
-      const recorded = await s.db.database.read
-        .selectFrom('batches')
-        .select('job_id')
-        .where('id', '=', bargeBatchId)
-        .executeTakeFirstOrThrow();
-      assert.equal(recorded.job_id, ran[0]?.id, 'the adopted job is the one that ran');
+      assert.equal(
+        (await batchOfCargo(s.db.database, ids[0] as string)).job_id,
+        ran[0]?.id,
+        'the adopted job is the one that ran',
+      );
       assert.equal(jobs.length, 1, 'no second batch was created');
-      for (const id of ids) {
-        const res = await fetch(`${second.url}/cargo/${id}/result`, { headers: { 'x-api-key': key } });
-        assert.equal(res.status, 200);
-        const body = (await res.json()) as { success: boolean; response: { type: string; model: string } };
-        assert.equal(body.success, true);
-        assert.equal(body.response.type, 'message');
-        assert.equal(body.response.model, 'gpt-4o-mini');
-      }
+      for (const body of await assertAnsweredMessages(url, key, ids)) assert.equal(body.response.model, 'gpt-4o-mini');
       await waitFor('the input file to be deleted', () => emu.file(ran[0]?.inputFileId as string)?.deleted, Boolean, {
         timeoutMs: 5000,
       });

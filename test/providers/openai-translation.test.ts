@@ -5,8 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { linesOf } from '../../src/providers/jsonl-lines.js';
 import { inputFileChunks } from '../../src/providers/openai/input-file.js';
-import { linesOf } from '../../src/providers/openai/jsonl-lines.js';
 import { resultOfLine } from '../../src/providers/openai/result-lines.js';
 import { chatCompletionBody, inputLine } from '../../src/providers/openai/translate-request.js';
 import { modelMessageOf, stopReasonOf } from '../../src/providers/openai/translate-response.js';

@@ -223,6 +223,7 @@ for (const backend of await backends()) {
           minRequests: 1,
           completionWindowMs: 86_400_000,
           defaultMaxWaitMs: 0,
+          maxJobsInProgress: Number.POSITIVE_INFINITY,
         },
         async submit() {
           const jobId = `job-${++submits}`;
@@ -241,6 +242,9 @@ for (const backend of await backends()) {
           canceled.push(job.jobId);
         },
         async cleanup() {},
+        async check() {
+          return [];
+        },
       };
       const { batchId } = await cargoInLeasedBatch('nobody');
       await db.database.write

@@ -38,7 +38,7 @@ describe('SQLite write thread', () => {
     dir = mkdtempSync(join(tmpdir(), 'barge-write-thread-'));
     database = openDatabase(`sqlite:${join(dir, 'barge.sqlite')}`);
     await migrate(database);
-    const project = await createProject(database.write, 'write-thread', Date.now());
+    const project = await createProject(database, 'write-thread', Date.now());
     assert.notEqual(project, 'slug_taken');
     projectId = project === 'slug_taken' ? '' : project.id;
   });
@@ -116,7 +116,7 @@ describe('SQLite write thread', () => {
     const url = `sqlite:${join(dir2, 'barge.sqlite')}`;
     const other = openDatabase(url);
     await migrate(other);
-    const project = await createProject(other.write, 'closing', Date.now());
+    const project = await createProject(other, 'closing', Date.now());
     assert.notEqual(project, 'slug_taken');
     const rows = Array.from({ length: 500 }, () => cargoRow(project === 'slug_taken' ? '' : project.id, Date.now()));
     const writing = insertCargo(other, rows);
@@ -141,7 +141,7 @@ test('the write thread checkpoints the WAL into the database file by itself once
   const database = openDatabase(`sqlite:${path}`);
   try {
     await migrate(database);
-    const project = await createProject(database.write, 'checkpoint', Date.now());
+    const project = await createProject(database, 'checkpoint', Date.now());
     assert.notEqual(project, 'slug_taken');
     const before = statSync(path).size;
     // About 1 MiB in WAL pages, below SQLite's own automatic checkpoint, which the thread turns off.

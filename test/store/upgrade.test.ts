@@ -120,10 +120,15 @@ for (const backend of await backends()) {
         // svc-mock's job moved onto its batch as the provider state.
         const batch = await db.database.read
           .selectFrom('batches')
-          .select(['job_id', 'provider_state', 'submit_started_at'])
+          .select(['job_id', 'provider_state', 'submit_started_at', 'refusals'])
           .where('id', '=', batchId)
           .executeTakeFirstOrThrow();
-        assert.deepEqual(batch, { job_id: 'job_old', provider_state: `{"endsAt":${T0}}`, submit_started_at: null });
+        assert.deepEqual(batch, {
+          job_id: 'job_old',
+          provider_state: `{"endsAt":${T0}}`,
+          submit_started_at: null,
+          refusals: 0,
+        });
 
         // The pending cargo of the old schema goes through the upgraded pipeline.
         const pending = rows.find((r) => r.status === 'pending');
@@ -176,7 +181,7 @@ for (const backend of await backends()) {
           .execute();
 
         const report = await migrate(db.database);
-        assert.deepEqual(report.applied, ['010_usage', '011_submit_steps']);
+        assert.deepEqual(report.applied, ['010_usage', '011_submit_steps', '012_refusals']);
         const result = await db.database.read
           .selectFrom('results')
           .selectAll()

@@ -66,7 +66,7 @@ export async function checkMessageTarget(
     );
   }
 
-  const slot = await claimCheckSlot(deps.database.write, { id: connection.id, now: deps.clock.now() });
+  const slot = await claimCheckSlot(deps.database, { id: connection.id, now: deps.clock.now() });
   if (!slot.granted) return { refused: true, waitMs: slot.waitMs };
   const now = deps.clock.now();
   const sent = await sendThroughConnection(deps.aws, kind, connection, target, resolved, {
@@ -93,6 +93,6 @@ export async function checkMessageTarget(
     });
   }
   if (result.ok)
-    await applyConnectionEffect(deps.database.write, { connectionId: connection.id, to: 'active' }, deps.clock.now());
+    await applyConnectionEffect(deps.database, { connectionId: connection.id, to: 'active' }, deps.clock.now());
   return result;
 }

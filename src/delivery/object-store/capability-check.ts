@@ -42,7 +42,7 @@ export async function checkConnection(
     return report(connection, bucket, null, { assumeRole, putObject: skipped, encryptionKey: skipped });
   }
 
-  const slot = await claimCheckSlot(deps.database.write, { id: connection.id, now: deps.clock.now() });
+  const slot = await claimCheckSlot(deps.database, { id: connection.id, now: deps.clock.now() });
   if (!slot.granted) return { refused: true, waitMs: slot.waitMs };
 
   const key = verificationObjectKey(keyPrefix);
@@ -80,7 +80,7 @@ export async function checkConnection(
   }
   const result = report(connection, bucket, key, capabilities);
   if (result.ok)
-    await applyConnectionEffect(deps.database.write, { connectionId: connection.id, to: 'active' }, deps.clock.now());
+    await applyConnectionEffect(deps.database, { connectionId: connection.id, to: 'active' }, deps.clock.now());
   return result;
 }
 

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { isoTime } from '../../domain/clock.js';
 import { errors } from '../../domain/errors.js';
 import { isCargoId } from '../../domain/ids.js';
-import { ALL_CARGO_STATUSES, ALL_CHANNELS, DELIVERY_STATUSES, statusDescription } from '../../domain/lifecycle.js';
+import { ALL_CARGO_STATUSES, ALL_CHANNELS, DELIVERY_STATUSES, trackingDescription } from '../../domain/lifecycle.js';
 import { findCargoForProject } from '../../store/cargo/find-for-project.js';
 import type { Database } from '../../store/database.js';
 import { deliverySummaries } from '../../store/deliveries/summaries.js';
@@ -84,11 +84,14 @@ export function registerTrackCargo(app: CargoScope, deps: CargoRouteDeps): void 
       if (!isCargoId(cargo_id)) throw errors.cargoNotFound();
       const cargo = await findCargoForProject(deps.database, authOf(request).projectId, cargo_id);
       if (!cargo) throw errors.cargoNotFound();
-      const deliveries = cargo.hasDeliveries ? await deliverySummaries(deps.database.read, cargo.id) : [];
+      const deliveries = cargo.hasDeliveries ? await deliverySummaries(deps.database, cargo.id) : [];
       return {
         cargo_id: cargo.id,
         status: cargo.status,
-        status_description: statusDescription(cargo.status),
+        status_description: trackingDescription(cargo.status, {
+          resultError: cargo.result?.errorMessage ?? null,
+          submitError: cargo.submitError,
+        }),
         created_at: isoTime(cargo.createdAt),
         updated_at: isoTime(cargo.updatedAt),
         ...(deliveries.length > 0

@@ -3,26 +3,31 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { MessageBatch } from '@anthropic-ai/sdk/resources/messages/batches';
 import { type Clock, DAY_MS } from '../../domain/clock.js';
 import {
+  CHECK_TIMEOUT_MS,
+  checkCapability,
   type FoundJob,
   type JobRef,
   type JobStatus,
   justCreated,
   type Provider,
+  type ProviderCapability,
   ProviderError,
   type ProviderLimits,
+  providerCall,
   providerStream,
   type RequestResult,
   type SubmissionLookup,
   type SubmitInput,
   type SubmitStep,
+  uploadFrom,
 } from '../provider.js';
 import { providerErrorOf } from './provider-errors.js';
-import { createBody } from './request-body.js';
+import { createBodyChunks } from './request-body.js';
 import { requestResultOf } from './result-mapping.js';
 import { findCandidates, LIST_PAGE_SIZE } from './submission-lookup.js';
 
 /** The API refuses a create body above 256 MB with a 413 (providers.md §1.7). */
-export const MAX_BODY_BYTES = 256 * 1024 * 1024;
+const MAX_BODY_BYTES = 256 * 1024 * 1024;
 const MAX_REQUESTS = 100_000;
 /**
  * What the create body adds to each stored input: `{"custom_id":"<≤64>","params":{"model":"<id>",`,
@@ -31,7 +36,7 @@ const MAX_REQUESTS = 100_000;
  */
 const ENVELOPE_BYTES_PER_REQUEST = 256;
 
-export const ANTHROPIC_LIMITS: ProviderLimits = {
+const ANTHROPIC_LIMITS: ProviderLimits = {
   maxRequests: MAX_REQUESTS,
   maxBytes: MAX_BODY_BYTES - MAX_REQUESTS * ENVELOPE_BYTES_PER_REQUEST,
   minRequests: 1,
@@ -40,6 +45,7 @@ export const ANTHROPIC_LIMITS: ProviderLimits = {
   // cargo's wait, while it makes fewer, larger batches: fewer creates and polls against the batch
   // API's per-minute limit (which counts every batch endpoint) and fewer jobs to watch.
   defaultMaxWaitMs: 60_000,
+  maxJobsInProgress: Number.POSITIVE_INFINITY,
 };
 
 export interface AnthropicProviderOptions {
@@ -86,20 +92,21 @@ export class AnthropicProvider implements Provider {
   }
 
   /**
-   * One create call, whose body is assembled as text from the streamed requests (request-body.ts)
-   * and posted as is: `batches.create` would take a list of parsed request objects and serialise it
-   * again, two copies of a batch of up to 256 MB.
+   * One create call, whose body is assembled as text from the requests as the store yields them
+   * (request-body.ts) and sent as a chunked stream: `batches.create` would take a list of parsed
+   * request objects and serialise it again, and a body built whole first is up to 256 MB held at
+   * once. What the body's producer throws (a store read, a limit) is the error, not the broken upload.
    */
   async submit(input: SubmitInput): Promise<SubmitStep> {
-    const { body } = await createBody(input.model, input.requests, {
-      maxRequests: this.limits.maxRequests,
-      maxBodyBytes: MAX_BODY_BYTES,
-    });
-    const batch = await this.call(null, () =>
-      this.client.post<MessageBatch>('/v1/messages/batches', {
-        body,
-        headers: { 'content-type': 'application/json' },
-      }),
+    const limits = { maxRequests: this.limits.maxRequests, maxBodyBytes: MAX_BODY_BYTES };
+    const batch = await uploadFrom(
+      createBodyChunks(input.model, input.requests, limits),
+      (body) =>
+        this.client.post<MessageBatch>('/v1/messages/batches', {
+          body,
+          headers: { 'content-type': 'application/json' },
+        }),
+      (err) => providerErrorOf(err, this.errorContext(null)),
     );
     return { kind: 'submitted', jobId: batch.id, state: null };
   }
@@ -149,13 +156,26 @@ export class AnthropicProvider implements Provider {
   /** Nothing to remove: results stay downloadable for 29 days and go by themselves; they are not deleted. */
   async cleanup(_job: JobRef): Promise<void> {}
 
+  /**
+   * Lists one Message Batch: the cheapest read that proves the key and the base URL (every batch
+   * endpoint takes the same key, and a list changes nothing and bills nothing).
+   */
+  async check(): Promise<ProviderCapability[]> {
+    return [
+      await checkCapability(
+        'list message batches',
+        async () => {
+          const page = await this.client.messages.batches.list({ limit: 1 }, { timeout: CHECK_TIMEOUT_MS });
+          return `listed message batches (${page.data.length} seen)`;
+        },
+        (err) => providerErrorOf(err, this.errorContext(null)),
+      ),
+    ];
+  }
+
   /** Runs one SDK call, its failures as ProviderErrors. */
-  private async call<T>(job: JobRef | null, run: () => Promise<T>): Promise<T> {
-    try {
-      return await run();
-    } catch (err) {
-      throw providerErrorOf(err, this.errorContext(job));
-    }
+  private call<T>(job: JobRef | null, run: () => Promise<T>): Promise<T> {
+    return providerCall(run, (err) => providerErrorOf(err, this.errorContext(job)));
   }
 
   private errorContext(job: JobRef | null) {

@@ -1,16 +1,10 @@
-/** Builds the Message Batches create body from a batch's streamed requests, as bytes, without parsing them. */
+/** Produces the Message Batches create body from a batch's streamed requests, as bytes, without parsing them. */
 import type { BatchRequest } from '../../domain/batch-requests.js';
 import { ProviderError } from '../provider.js';
 
-/** Text is turned into a Blob part every this many characters, so the JS heap holds one part at a time. */
-const PART_CHARS = 1024 * 1024;
+/** Text leaves in chunks of about this many characters, so the JS heap holds one chunk at a time. */
+const CHUNK_CHARS = 1024 * 1024;
 const OPEN_BRACE = 123; // '{'
-
-export interface CreateBody {
-  /** `{"requests":[{"custom_id":…,"params":{"model":…,…}},…]}` as JSON bytes. */
-  body: Blob;
-  requests: number;
-}
 
 export interface BodyLimits {
   maxRequests: number;
@@ -19,31 +13,31 @@ export interface BodyLimits {
 }
 
 /**
- * The create body `{requests: [{custom_id, params}]}`, where `params` is the stored input with
- * `"model"` added in front. The input is JSON text of an object (BatchRequest), so the body is
- * assembled as text around it: a 100,000-request batch is never a list of parsed objects, and its
- * bytes are held once, off the JS heap, in a Blob made of 1 MB parts. The whole body is built before
- * the call so its size is known (content-length, the 256 MB limit checked here rather than by a 413
- * after the upload) and no store read stays open while the provider is called.
+ * The create body `{requests: [{custom_id, params}]}` as JSON bytes, produced as the upload reads
+ * it. `params` is the stored input with `"model"` added in front: the input is JSON text of an
+ * object (BatchRequest), so the body is assembled as text around it, and a 100,000-request batch is
+ * never a list of parsed objects, nor (sent as a chunked stream) a 90 MB buffer. The request count
+ * and the 256 MB limit are checked as the bytes are produced: past either, the producer throws a
+ * `rejected` ProviderError, which ends the upload before the API could accept a batch. The batcher
+ * packs below both, so this is a guard, not a path.
  */
-export async function createBody(
+export async function* createBodyChunks(
   model: string,
   requests: AsyncIterable<BatchRequest>,
   limits: BodyLimits,
-): Promise<CreateBody> {
+): AsyncGenerator<Uint8Array> {
   const modelField = `"params":{"model":${JSON.stringify(model)}`;
-  const parts: Blob[] = [];
   let bytes = 0;
   let text = '{"requests":[';
   let count = 0;
-  const flush = () => {
-    const part = new Blob([text]);
-    parts.push(part);
-    bytes += part.size;
+  const chunk = () => {
+    const bytesOf = Buffer.from(text);
+    bytes += bytesOf.length;
     text = '';
     if (bytes > limits.maxBodyBytes) {
       throw new ProviderError('rejected', `the create body exceeds ${limits.maxBodyBytes} bytes`);
     }
+    return bytesOf;
   };
   for await (const request of requests) {
     count++;
@@ -58,9 +52,8 @@ export async function createBody(
     text += `${count > 1 ? ',' : ''}{"custom_id":${JSON.stringify(request.customId)},${modelField}`;
     text += rest.startsWith('}') ? rest : `,${rest}`;
     text += '}';
-    if (text.length >= PART_CHARS) flush();
+    if (text.length >= CHUNK_CHARS) yield chunk();
   }
   text += ']}';
-  flush();
-  return { body: new Blob(parts, { type: 'application/json' }), requests: count };
+  yield chunk();
 }

@@ -4,7 +4,7 @@ import type { MessageBatch } from '@anthropic-ai/sdk/resources/messages/batches'
 import type { FoundJob, SubmissionLookup } from '../provider.js';
 
 /** Slack on both ends of the window: created_at is the provider's clock, startedAt/until are barge's. */
-export const CLOCK_SKEW_MS = 60_000;
+const CLOCK_SKEW_MS = 60_000;
 /** Batches per list page (the API allows 1–1000). */
 export const LIST_PAGE_SIZE = 500;
 /**

@@ -8,6 +8,7 @@ import type {
   JobRef,
   JobStatus,
   Provider,
+  ProviderCapability,
   ProviderLimits,
   RequestResult,
   SubmissionLookup,
@@ -19,13 +20,14 @@ import { mockRespond } from './responder.js';
 /** Results come back shuffled within windows of this many: out of order, in bounded memory. */
 const SHUFFLE_WINDOW = 2000;
 
-export const MOCK_LIMITS: ProviderLimits = {
+const MOCK_LIMITS: ProviderLimits = {
   maxRequests: 100_000,
   maxBytes: 256 * 1024 * 1024,
   minRequests: 1,
   completionWindowMs: DAY_MS,
   // svc-mock stands in for a batch API in integration tests: flush quickly.
   defaultMaxWaitMs: 500,
+  maxJobsInProgress: Number.POSITIVE_INFINITY,
 };
 
 export interface MockProviderOptions {
@@ -110,6 +112,11 @@ export class MockProvider implements Provider {
   async cancel(_job: JobRef): Promise<void> {}
 
   async cleanup(): Promise<void> {}
+
+  /** svc-mock runs in this process: there is nothing to reach and no key to try. */
+  async check(): Promise<ProviderCapability[]> {
+    return [{ name: 'credentials', ok: true, detail: 'svc-mock runs inside barge and needs no credentials' }];
+  }
 }
 
 function stateOf(job: JobRef): MockJobState {

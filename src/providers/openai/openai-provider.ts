@@ -7,28 +7,33 @@
 import OpenAI, { APIError, toStreamingFile } from 'openai';
 import type { Batch } from 'openai/resources/batches';
 import { type Clock, DAY_MS } from '../../domain/clock.js';
+import { linesOf } from '../jsonl-lines.js';
 import {
+  CHECK_TIMEOUT_MS,
+  checkCapability,
   type FoundJob,
   type JobRef,
   type JobStatus,
   justCreated,
   type Provider,
+  type ProviderCapability,
   type ProviderLimits,
+  providerCall,
   providerStream,
   type RequestResult,
   type SubmissionLookup,
   type SubmitInput,
   type SubmitStep,
+  uploadFrom,
 } from '../provider.js';
 import { inputFileChunks } from './input-file.js';
 import { jobStateText, parseJobState } from './job-state.js';
-import { linesOf } from './jsonl-lines.js';
-import { calling, type ErrorContext, providerErrorOf } from './provider-errors.js';
+import { type ErrorContext, providerErrorOf } from './provider-errors.js';
 import { resultOfLine } from './result-lines.js';
 import { CHAT_COMPLETIONS } from './translate-request.js';
 
 /** "The Batch API only supports .jsonl files up to 200 MB" (providers.md §3.1). */
-export const OPENAI_MAX_FILE_BYTES = 200 * 1024 * 1024;
+const OPENAI_MAX_FILE_BYTES = 200 * 1024 * 1024;
 const MAX_REQUESTS = 50_000;
 /**
  * The batcher packs by the stored request bytes; the input line adds its envelope (custom_id,
@@ -37,7 +42,7 @@ const MAX_REQUESTS = 50_000;
  */
 const LINE_ENVELOPE_BYTES = 256;
 
-export const OPENAI_LIMITS: ProviderLimits = {
+const OPENAI_LIMITS: ProviderLimits = {
   maxRequests: MAX_REQUESTS,
   maxBytes: OPENAI_MAX_FILE_BYTES - MAX_REQUESTS * LINE_ENVELOPE_BYTES,
   minRequests: 1,
@@ -45,6 +50,7 @@ export const OPENAI_LIMITS: ProviderLimits = {
   // A batch takes minutes to hours, so a minute spent filling a group is cheap, and fewer, fuller
   // batches spare OpenAI's batch-creation limit (2,000 per hour) and the per-batch upload.
   defaultMaxWaitMs: 60_000,
+  maxJobsInProgress: Number.POSITIVE_INFINITY,
 };
 
 /** Uploaded input files expire after this long even if barge never deletes them (a crash between
@@ -103,31 +109,17 @@ export class OpenAIProvider implements Provider {
 
   /** Streams the JSONL as it is produced (the SDK's toStreamingFile: a chunked multipart body). */
   private async upload(input: SubmitInput): Promise<string> {
-    // What the file's own producer threw (a store read, the size cap) is the error, not the
-    // connection failure the SDK reports when its request body breaks off.
-    let sourceError: unknown;
-    const chunks = inputFileChunks(input.model, input.requests, OPENAI_MAX_FILE_BYTES);
-    const watched = (async function* () {
-      try {
-        yield* chunks;
-      } catch (err) {
-        sourceError = err;
-        throw err;
-      }
-    })();
-    try {
-      const file = await this.client.files.create({
-        file: toStreamingFile(watched, `barge-${input.batchId}.jsonl`, { type: 'application/jsonl' }),
-        purpose: 'batch',
-        expires_after: { anchor: 'created_at', seconds: INPUT_FILE_TTL_S },
-      });
-      return file.id;
-    } catch (err) {
-      throw sourceError ?? providerErrorOf(err, this.errorContext());
-    } finally {
-      // An answer that came before the whole body was read leaves the store's reader open: close it.
-      await watched.return(undefined).catch(() => {});
-    }
+    const file = await uploadFrom(
+      inputFileChunks(input.model, input.requests, OPENAI_MAX_FILE_BYTES),
+      (body) =>
+        this.client.files.create({
+          file: toStreamingFile(body, `barge-${input.batchId}.jsonl`, { type: 'application/jsonl' }),
+          purpose: 'batch',
+          expires_after: { anchor: 'created_at', seconds: INPUT_FILE_TTL_S },
+        }),
+      (err) => providerErrorOf(err, this.errorContext()),
+    );
+    return file.id;
   }
 
   /**
@@ -214,15 +206,45 @@ export class OpenAIProvider implements Provider {
     }
   }
 
+  /**
+   * The two reads behind what the adapter does: list batches (create, poll, cancel) and list batch
+   * files (it uploads the input and downloads the results). A key restricted to some endpoints can
+   * pass one and fail the other, so each is its own capability. Both are lists of one: nothing is
+   * created, nothing billed.
+   */
+  async check(): Promise<ProviderCapability[]> {
+    const toError = (err: unknown) => providerErrorOf(err, this.errorContext());
+    const options = { timeout: CHECK_TIMEOUT_MS };
+    return Promise.all([
+      checkCapability(
+        'list batches',
+        async () => {
+          const page = await this.client.batches.list({ limit: 1 }, options);
+          return `listed batches (${page.data.length} seen)`;
+        },
+        toError,
+      ),
+      checkCapability(
+        'list files',
+        async () => {
+          const page = await this.client.files.list({ purpose: 'batch', limit: 1 }, options);
+          return `listed files of purpose batch (${page.data.length} seen)`;
+        },
+        toError,
+      ),
+    ]);
+  }
+
   private retrieve(job: JobRef): Promise<Batch> {
-    return calling(
-      () => ({ ...this.errorContext(), jobJustCreated: justCreated(job, this.options.clock.now()) }),
+    return providerCall(
       () => this.client.batches.retrieve(job.jobId),
+      (err) =>
+        providerErrorOf(err, { ...this.errorContext(), jobJustCreated: justCreated(job, this.options.clock.now()) }),
     );
   }
 
   private call<T>(call: () => Promise<T>): Promise<T> {
-    return calling(() => this.errorContext(), call);
+    return providerCall(call, (err) => providerErrorOf(err, this.errorContext()));
   }
 
   private errorContext(): ErrorContext {

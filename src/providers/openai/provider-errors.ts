@@ -29,12 +29,3 @@ export function providerErrorOf(err: unknown, context: ErrorContext): ProviderEr
   const message = err instanceof Error ? err.message : String(err);
   return new ProviderError('retryable', withoutKey(`connection_error: ${message}`, context.apiKey));
 }
-
-/** Runs one provider call, turning whatever it throws into a ProviderError. */
-export async function calling<T>(context: () => ErrorContext, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (err) {
-    throw providerErrorOf(err, context());
-  }
-}

@@ -1,9 +1,9 @@
 /** API keys: create, list, deactivate, look up by hash, and record use. */
-import type { Kysely } from 'kysely';
 import { apiKeyPrefix, generateApiKey, hashApiKey } from '../../domain/api-keys.js';
 import { newId } from '../../domain/ids.js';
 import { bumpAuthChanges } from '../auth-changes.js';
-import type { ApiKeysTable, Schema } from '../schema.js';
+import type { Database } from '../database.js';
+import type { ApiKeysTable } from '../schema.js';
 
 export interface ApiKey {
   id: string;
@@ -31,7 +31,7 @@ function toApiKey(row: ApiKeysTable): ApiKey {
 
 /** Creates a key and returns it in full: the only time the full key exists outside its holder. */
 export async function createApiKey(
-  db: Kysely<Schema>,
+  database: Database,
   input: { projectId: string; name: string; expiresAt: number | null; now: number },
 ): Promise<{ apiKey: ApiKey; key: string }> {
   const key = generateApiKey();
@@ -46,7 +46,7 @@ export async function createApiKey(
     last_used_at: null,
     created_at: input.now,
   };
-  await db.transaction().execute(async (tx) => {
+  await database.write.transaction().execute(async (tx) => {
     await tx.insertInto('api_keys').values(row).execute();
     // A process may have cached this hash as unknown.
     await bumpAuthChanges(tx);
@@ -54,8 +54,8 @@ export async function createApiKey(
   return { apiKey: toApiKey(row), key };
 }
 
-export async function listApiKeys(db: Kysely<Schema>, projectId: string): Promise<ApiKey[]> {
-  const rows = await db
+export async function listApiKeys(database: Database, projectId: string): Promise<ApiKey[]> {
+  const rows = await database.read
     .selectFrom('api_keys')
     .selectAll()
     .where('project_id', '=', projectId)
@@ -65,8 +65,8 @@ export async function listApiKeys(db: Kysely<Schema>, projectId: string): Promis
 }
 
 /** Every API process refuses the key from its next request on (the change counter moves with it). */
-export async function deactivateApiKey(db: Kysely<Schema>, keyId: string): Promise<ApiKey | undefined> {
-  return db.transaction().execute(async (tx) => {
+export async function deactivateApiKey(database: Database, keyId: string): Promise<ApiKey | undefined> {
+  return database.write.transaction().execute(async (tx) => {
     const row = await tx
       .updateTable('api_keys')
       .set({ is_active: 0 })
@@ -92,8 +92,8 @@ export interface KeyCredentials {
   projectHeldByteBudget: number | null;
 }
 
-export async function findKeyCredentials(db: Kysely<Schema>, keyHash: string): Promise<KeyCredentials | undefined> {
-  const row = await db
+export async function findKeyCredentials(database: Database, keyHash: string): Promise<KeyCredentials | undefined> {
+  const row = await database.read
     .selectFrom('api_keys as k')
     .innerJoin('projects as p', 'p.id', 'k.project_id')
     .select([
@@ -123,7 +123,7 @@ export async function findKeyCredentials(db: Kysely<Schema>, keyHash: string): P
   };
 }
 
-export async function touchApiKeys(db: Kysely<Schema>, keyIds: string[], now: number): Promise<void> {
+export async function touchApiKeys(database: Database, keyIds: string[], now: number): Promise<void> {
   if (keyIds.length === 0) return;
-  await db.updateTable('api_keys').set({ last_used_at: now }).where('id', 'in', keyIds).execute();
+  await database.write.updateTable('api_keys').set({ last_used_at: now }).where('id', 'in', keyIds).execute();
 }

@@ -1,9 +1,10 @@
 /** Connections (a project's cloud targets and credentials): CRUD, check slots and the effects of deliveries. */
-import type { Kysely, Selectable } from 'kysely';
+import type { Selectable } from 'kysely';
 import { CHECK_INTERVAL_MS } from '../../domain/connections.js';
 import type { MailMessage } from '../../mail/mailer.js';
+import type { Database } from '../database.js';
 import { enqueueMail } from '../outbox/enqueue.js';
-import type { ConnectionsTable, Schema } from '../schema.js';
+import type { ConnectionsTable } from '../schema.js';
 
 export type ConnectionRow = Selectable<ConnectionsTable>;
 
@@ -57,8 +58,8 @@ export interface NewConnection {
   now: number;
 }
 
-export async function insertConnection(db: Kysely<Schema>, input: NewConnection): Promise<Connection> {
-  const row = await db
+export async function insertConnection(database: Database, input: NewConnection): Promise<Connection> {
+  const row = await database.write
     .insertInto('connections')
     .values({
       id: input.id,
@@ -81,8 +82,8 @@ export async function insertConnection(db: Kysely<Schema>, input: NewConnection)
   return toConnection(row);
 }
 
-export async function listConnections(db: Kysely<Schema>, projectId: string): Promise<Connection[]> {
-  const rows = await db
+export async function listConnections(database: Database, projectId: string): Promise<Connection[]> {
+  const rows = await database.read
     .selectFrom('connections')
     .selectAll()
     .where('project_id', '=', projectId)
@@ -93,18 +94,18 @@ export async function listConnections(db: Kysely<Schema>, projectId: string): Pr
 }
 
 /** Any project's connection (admin commands). */
-export async function findConnection(db: Kysely<Schema>, id: string): Promise<Connection | undefined> {
-  const row = await db.selectFrom('connections').selectAll().where('id', '=', id).executeTakeFirst();
+export async function findConnection(database: Database, id: string): Promise<Connection | undefined> {
+  const row = await database.read.selectFrom('connections').selectAll().where('id', '=', id).executeTakeFirst();
   return row && toConnection(row);
 }
 
 /** A connection of this project only: another project's id looks exactly like a missing one. */
 export async function findProjectConnection(
-  db: Kysely<Schema>,
+  database: Database,
   projectId: string,
   id: string,
 ): Promise<Connection | undefined> {
-  const row = await db
+  const row = await database.read
     .selectFrom('connections')
     .selectAll()
     .where('id', '=', id)
@@ -113,8 +114,12 @@ export async function findProjectConnection(
   return row && toConnection(row);
 }
 
-export async function deleteConnection(db: Kysely<Schema>, id: string): Promise<boolean> {
-  const deleted = await db.deleteFrom('connections').where('id', '=', id).returning('id').executeTakeFirst();
+export async function deleteConnection(database: Database, id: string): Promise<boolean> {
+  const deleted = await database.write
+    .deleteFrom('connections')
+    .where('id', '=', id)
+    .returning('id')
+    .executeTakeFirst();
   return deleted !== undefined;
 }
 
@@ -125,14 +130,14 @@ export async function deleteConnection(db: Kysely<Schema>, id: string): Promise<
  * it); the others only refresh the reason and time. `active` ends an incident.
  */
 export async function applyConnectionEffect(
-  db: Kysely<Schema>,
+  database: Database,
   effect:
     | { connectionId: string; to: 'active' }
     | { connectionId: string; to: 'failed'; reason: string; mail: MailMessage | null },
   now: number,
 ): Promise<{ changed: boolean; mailQueued: boolean }> {
   if (effect.to === 'active') {
-    const row = await db
+    const row = await database.write
       .updateTable('connections')
       .set({ status: 'active', updated_at: now })
       .where('id', '=', effect.connectionId)
@@ -141,7 +146,7 @@ export async function applyConnectionEffect(
       .executeTakeFirst();
     return { changed: row !== undefined, mailQueued: false };
   }
-  return db.transaction().execute(async (tx) => {
+  return database.write.transaction().execute(async (tx) => {
     const changes = { last_failure_reason: effect.reason, last_failed_at: now, updated_at: now };
     const turned = await tx
       .updateTable('connections')
@@ -164,10 +169,10 @@ export async function applyConnectionEffect(
  * process through the row itself. Refused with the time left to wait.
  */
 export async function claimCheckSlot(
-  db: Kysely<Schema>,
+  database: Database,
   input: { id: string; now: number },
 ): Promise<{ granted: true } | { granted: false; waitMs: number }> {
-  const claimed = await db
+  const claimed = await database.write
     .updateTable('connections')
     .set({ last_check_at: input.now })
     .where('id', '=', input.id)
@@ -175,17 +180,23 @@ export async function claimCheckSlot(
     .returning('id')
     .executeTakeFirst();
   if (claimed) return { granted: true };
-  const row = await db.selectFrom('connections').select('last_check_at').where('id', '=', input.id).executeTakeFirst();
+  // Read on the write connection, as when callers passed it: right behind the refused update, on
+  // the connection that refused it, so the wait matches the time that refused it.
+  const row = await database.write
+    .selectFrom('connections')
+    .select('last_check_at')
+    .where('id', '=', input.id)
+    .executeTakeFirst();
   const last = row?.last_check_at == null ? input.now : Number(row.last_check_at);
   return { granted: false, waitMs: Math.max(1, last + CHECK_INTERVAL_MS - input.now) };
 }
 
 /** A connection with its project's slug (admin output). */
 export async function findConnectionWithProject(
-  db: Kysely<Schema>,
+  database: Database,
   id: string,
 ): Promise<{ connection: Connection; projectSlug: string } | undefined> {
-  const row = await db
+  const row = await database.read
     .selectFrom('connections as c')
     .innerJoin('projects as p', 'p.id', 'c.project_id')
     .selectAll('c')

@@ -1,5 +1,4 @@
 /** Projects: create, list, activate, settings, webhook secrets and notification mail. */
-import type { Kysely } from 'kysely';
 import { newId } from '../../domain/ids.js';
 import {
   generateWebhookSecret,
@@ -8,7 +7,8 @@ import {
   storedWebhookSecret,
 } from '../../domain/webhook-secret.js';
 import { bumpAuthChanges } from '../auth-changes.js';
-import type { ProjectsTable, Schema } from '../schema.js';
+import type { Database } from '../database.js';
+import type { ProjectsTable } from '../schema.js';
 
 export interface Project {
   id: string;
@@ -40,7 +40,7 @@ function toProject(row: ProjectsTable): Project {
  * when `secretKey` (BARGE_SECRET_KEY) is given.
  */
 export async function createProject(
-  db: Kysely<Schema>,
+  database: Database,
   slug: string,
   now: number,
   secretKey: Buffer | null = null,
@@ -63,7 +63,7 @@ export async function createProject(
   };
   // ON CONFLICT DO NOTHING turns a duplicate slug (even one racing in from another process) into
   // an empty result instead of an exception.
-  const inserted = await db
+  const inserted = await database.write
     .insertInto('projects')
     .values(row)
     .onConflict((oc) => oc.column('slug').doNothing())
@@ -72,18 +72,18 @@ export async function createProject(
   return inserted ? { ...toProject(inserted), webhookSecret: secret } : 'slug_taken';
 }
 
-export async function findProjectBySlug(db: Kysely<Schema>, slug: string): Promise<Project | undefined> {
-  const row = await db.selectFrom('projects').selectAll().where('slug', '=', slug).executeTakeFirst();
+export async function findProjectBySlug(database: Database, slug: string): Promise<Project | undefined> {
+  const row = await database.read.selectFrom('projects').selectAll().where('slug', '=', slug).executeTakeFirst();
   return row && toProject(row);
 }
 
-export async function listProjects(db: Kysely<Schema>): Promise<Project[]> {
-  const rows = await db.selectFrom('projects').selectAll().orderBy('slug').execute();
+export async function listProjects(database: Database): Promise<Project[]> {
+  const rows = await database.read.selectFrom('projects').selectAll().orderBy('slug').execute();
   return rows.map(toProject);
 }
 
-export async function countProjects(db: Kysely<Schema>): Promise<number> {
-  const row = await db
+export async function countProjects(database: Database): Promise<number> {
+  const row = await database.read
     .selectFrom('projects')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .executeTakeFirstOrThrow();
@@ -91,12 +91,12 @@ export async function countProjects(db: Kysely<Schema>): Promise<number> {
 }
 
 export async function setProjectActive(
-  db: Kysely<Schema>,
+  database: Database,
   slug: string,
   active: boolean,
   now: number,
 ): Promise<Project | undefined> {
-  return db.transaction().execute(async (tx) => {
+  return database.write.transaction().execute(async (tx) => {
     const row = await tx
       .updateTable('projects')
       .set({ is_active: active ? 1 : 0, updated_at: now })
@@ -113,12 +113,12 @@ export async function setProjectActive(
  * configured default. Bumps the auth change counter, so every API process sees it at once.
  */
 export async function setProjectStorageBudget(
-  db: Kysely<Schema>,
+  database: Database,
   slug: string,
   budget: { dailyBytes?: number | null; heldBytes?: number | null },
   now: number,
 ): Promise<Project | undefined> {
-  return db.transaction().execute(async (tx) => {
+  return database.write.transaction().execute(async (tx) => {
     const row = await tx
       .updateTable('projects')
       .set({
@@ -140,13 +140,13 @@ export async function setProjectStorageBudget(
  * succeed while they switch; it moves to the previous column as stored (sealed or not).
  */
 export async function rotateWebhookSecret(
-  db: Kysely<Schema>,
+  database: Database,
   slug: string,
   now: number,
   secretKey: Buffer | null = null,
 ): Promise<{ project: Project; webhookSecret: string } | undefined> {
   const secret = generateWebhookSecret();
-  return db.transaction().execute(async (tx) => {
+  return database.write.transaction().execute(async (tx) => {
     // The id first: a sealed secret is bound to it.
     const found = await tx.selectFrom('projects').select('id').where('slug', '=', slug).executeTakeFirst();
     if (!found) return undefined;
@@ -172,7 +172,11 @@ export async function rotateWebhookSecret(
  * migrate`). Each update is conditional on the values it read, so processes starting together
  * seal each secret once.
  */
-export async function sealPlaintextWebhookSecrets(db: Kysely<Schema>, secretKey: Buffer): Promise<number> {
+export async function sealPlaintextWebhookSecrets(database: Database, secretKey: Buffer): Promise<number> {
+  // Its reads go to the write connection too, as they did when callers passed it: each chunk's
+  // read follows the updates of the chunk before, and a start-up step gains nothing from the
+  // main connection.
+  const db = database.write;
   let sealed = 0;
   for (;;) {
     const rows = await db
@@ -214,12 +218,12 @@ const SEAL_CHUNK = 500;
 
 /** Sets (or with null, clears) where the project's incident mail goes; false when no such project. */
 export async function setNotificationEmail(
-  db: Kysely<Schema>,
+  database: Database,
   slug: string,
   email: string | null,
   now: number,
 ): Promise<boolean> {
-  const row = await db
+  const row = await database.write
     .updateTable('projects')
     .set({ notification_email: email, updated_at: now })
     .where('slug', '=', slug)

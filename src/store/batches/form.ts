@@ -1,5 +1,5 @@
 /** Forming a batch: the oldest pending cargo of one group move into a new batch, in one transaction. */
-import type { Kysely } from 'kysely';
+import type { Transaction } from 'kysely';
 import { movableFrom } from '../../domain/lifecycle.js';
 import { chunks } from '../chunks.js';
 import type { Database } from '../database.js';
@@ -77,11 +77,11 @@ interface Candidate {
 
 /** The group's oldest pending cargo, up to maxRequests of them (locked, on PostgreSQL). */
 function selectCandidates(
-  db: Kysely<Schema>,
+  tx: Transaction<Schema>,
   dialect: Database['dialect'],
   input: FormBatchInput,
 ): Promise<Candidate[]> {
-  return db
+  return tx
     .selectFrom('cargo')
     .select(['id', 'request_count', 'request_bytes'])
     .where('status', '=', 'pending')

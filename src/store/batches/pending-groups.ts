@@ -1,6 +1,4 @@
-import type { Kysely } from 'kysely';
 import type { Database } from '../database.js';
-import type { Schema } from '../schema.js';
 
 export interface PendingGroup {
   provider: string;
@@ -14,23 +12,22 @@ export interface PendingGroup {
  * pending row, 150 ms with a million pending, and the batcher asks before every batch it forms.
  */
 export async function pendingGroups(database: Database): Promise<PendingGroup[]> {
-  const db = database.read;
   const groups: PendingGroup[] = [];
-  for (let group = await oldestPending(db, null); group; ) {
+  for (let group = await oldestPending(database, null); group; ) {
     groups.push(group);
     group =
-      (await oldestPending(db, { provider: group.provider, modelAfter: group.providerModel })) ??
-      (await oldestPending(db, { providerAfter: group.provider }));
+      (await oldestPending(database, { provider: group.provider, modelAfter: group.providerModel })) ??
+      (await oldestPending(database, { providerAfter: group.provider }));
   }
   return groups;
 }
 
 /** The oldest pending cargo's group, first in (provider, model) order after the given point. */
 async function oldestPending(
-  db: Kysely<Schema>,
+  database: Database,
   after: { provider: string; modelAfter: string } | { providerAfter: string } | null,
 ): Promise<PendingGroup | null> {
-  let query = db
+  let query = database.read
     .selectFrom('cargo')
     .select(['provider', 'provider_model', 'created_at'])
     .where('status', '=', 'pending');

@@ -4,6 +4,7 @@ import {
   requestsOfCargo,
   type StoredCargoRequest,
 } from '../../domain/batch-requests.js';
+import { customIdFor, paddingId } from '../../domain/custom-ids.js';
 import type { Database } from '../database.js';
 
 /** Cargo read at once: enough per round trip, and a bounded slice of a large batch in memory. */
@@ -44,4 +45,33 @@ export async function* batchRequests(database: Database, batchId: string, total:
     }
   }
   yield* paddingRequests(count, total);
+}
+
+/**
+ * The custom ids of batchRequests(database, batchId, total), in the same order, read from the cargo
+ * rows alone (id, records flag, request count): a provider that maps its own record ids back by
+ * position (Bedrock) needs them without reading the requests' text again.
+ */
+export async function* batchCustomIds(database: Database, batchId: string, total: number): AsyncIterable<string> {
+  let count = 0;
+  let after = '';
+  for (;;) {
+    const page = await database.read
+      .selectFrom('cargo')
+      .select(['id', 'is_records', 'request_count'])
+      .where('batch_id', '=', batchId)
+      .where('id', '>', after)
+      .orderBy('id')
+      .limit(PAGE)
+      .execute();
+    for (const cargo of page) {
+      for (let i = 0; i < cargo.request_count; i++) {
+        count++;
+        yield customIdFor(cargo.id, cargo.is_records === 1 ? i : null);
+      }
+    }
+    if (page.length < PAGE) break;
+    after = (page[page.length - 1] as { id: string }).id;
+  }
+  for (let i = count; i < total; i++) yield paddingId(i);
 }

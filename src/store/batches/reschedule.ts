@@ -5,10 +5,21 @@ import type { Database } from '../database.js';
  * note a cancel requested at the provider, end it.
  */
 
-/** Releases the lease and schedules the next look, optionally recording a failed attempt. */
+/**
+ * Releases the lease and schedules the next look, optionally recording a failed attempt (`error`),
+ * and whether the provider refused it (`refused`, counted apart: the batch fails on the third).
+ */
 export async function rescheduleBatch(
   database: Database,
-  input: { batchId: string; workerId: string; nextCheckAt: number; now: number; error?: string; polled?: boolean },
+  input: {
+    batchId: string;
+    workerId: string;
+    nextCheckAt: number;
+    now: number;
+    error?: string;
+    refused?: boolean;
+    polled?: boolean;
+  },
 ): Promise<void> {
   await database.write
     .updateTable('batches')
@@ -18,6 +29,7 @@ export async function rescheduleBatch(
       locked_until: null,
       updated_at: input.now,
       ...(input.error === undefined ? {} : { last_error: input.error, attempts: eb('attempts', '+', 1) }),
+      ...(input.refused ? { refusals: eb('refusals', '+', 1) } : {}),
       ...(input.polled ? { poll_count: eb('poll_count', '+', 1) } : {}),
     }))
     .where('id', '=', input.batchId)

@@ -10,6 +10,8 @@ export interface CargoView {
   updatedAt: number;
   /** The cargo asked for a webhook or object delivery. */
   hasDeliveries: boolean;
+  /** Why the last try to submit the cargo's batch failed, while the batch waits to try again. */
+  submitError: string | null;
   result: {
     success: boolean;
     response: string | null;
@@ -29,6 +31,7 @@ export async function findCargoForProject(
     .selectFrom('cargo as c')
     .innerJoin('cargo_requests as q', 'q.cargo_id', 'c.id')
     .leftJoin('results as r', 'r.cargo_id', 'c.id')
+    .leftJoin('batches as b', 'b.id', 'c.batch_id')
     .select([
       'c.id',
       'c.status',
@@ -42,6 +45,8 @@ export async function findCargoForProject(
       'r.error_message',
       'r.created_at as result_created_at',
       'r.purged_at',
+      'b.status as batch_status',
+      'b.last_error as batch_error',
     ])
     .where('c.id', '=', cargoId)
     .where('c.project_id', '=', projectId)
@@ -54,6 +59,8 @@ export async function findCargoForProject(
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     hasDeliveries: row.callback_url !== null || row.callback !== null,
+    // A submitted batch's job id replaces the error of the tries before it (markBatchSubmitted).
+    submitError: row.batch_status === 'submitting' ? row.batch_error : null,
     result:
       row.success === null || row.result_created_at === null
         ? null

@@ -1,6 +1,6 @@
 /** Claiming due deliveries: find them, lease them, load what an attempt needs, renew and release leases. */
 
-import type { ExpressionBuilder, Kysely } from 'kysely';
+import type { ExpressionBuilder } from 'kysely';
 import { chunks } from '../chunks.js';
 import type { Database } from '../database.js';
 import { nextDueAt } from '../leases.js';
@@ -41,11 +41,11 @@ export interface DeliveryCandidate {
  * looks past projects whose deliveries cannot start now, so another project's come into view.
  */
 export async function findDueDeliveries(
-  db: Kysely<Schema>,
+  database: Database,
   input: { now: number; limit: number; skipProjects?: readonly string[] },
 ): Promise<DeliveryCandidate[]> {
   const skip = input.skipProjects ?? [];
-  const rows = await db
+  const rows = await database.read
     .selectFrom('deliveries as d')
     .innerJoin('cargo as c', 'c.id', 'd.cargo_id')
     .select(['d.id', 'd.cargo_id', 'c.project_id', 'd.channel', 'c.callback_url', 'c.callback'])
@@ -128,13 +128,13 @@ export async function leaseDeliveries(database: Database, input: LeaseInput): Pr
  * webhook secret rotation's grace period is applied at `now`.
  */
 export async function loadLeasedDeliveries(
-  db: Kysely<Schema>,
+  database: Database,
   ids: readonly string[],
   workerId: string,
   now: number,
 ): Promise<DueDelivery[]> {
   const rows: Awaited<ReturnType<typeof heldQuery>> = [];
-  for (const part of chunks([...ids])) rows.push(...(await heldQuery(db, part, workerId)));
+  for (const part of chunks([...ids])) rows.push(...(await heldQuery(database, part, workerId)));
   const order = new Map(ids.map((id, i) => [id, i]));
   rows.sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
   return rows.map((row) => {
@@ -178,13 +178,13 @@ export async function loadLeasedDeliveries(
  * deliveries of a worker that dies are due again soon after, not after the longest attempt.
  */
 export async function extendDeliveryLeases(
-  db: Kysely<Schema>,
+  database: Database,
   workerId: string,
   ids: readonly string[],
   until: number,
 ): Promise<void> {
   for (const part of chunks([...ids])) {
-    await db
+    await database.write
       .updateTable('deliveries')
       .set({ locked_until: until, next_attempt_at: until })
       .where('id', 'in', part)
@@ -194,8 +194,8 @@ export async function extendDeliveryLeases(
   }
 }
 
-function heldQuery(db: Kysely<Schema>, ids: string[], lockedBy: string) {
-  return db
+function heldQuery(database: Database, ids: string[], lockedBy: string) {
+  return database.read
     .selectFrom('deliveries as d')
     .innerJoin('cargo as c', 'c.id', 'd.cargo_id')
     .innerJoin('cargo_requests as q', 'q.cargo_id', 'c.id')
@@ -228,13 +228,13 @@ export function nextDeliveryAt(database: Database): Promise<number | null> {
 
 /** Gives up this worker's leases (all of them, or those of `ids`): the deliveries are due again at `now`. */
 export async function releaseDeliveryLeases(
-  db: Kysely<Schema>,
+  database: Database,
   workerId: string,
   now: number,
   ids?: string[],
 ): Promise<void> {
   for (const part of ids ? chunks(ids) : [null]) {
-    await db
+    await database.write
       .updateTable('deliveries')
       .set({ locked_by: null, locked_until: null, next_attempt_at: now })
       .where('locked_by', '=', workerId)

@@ -1,5 +1,5 @@
 /** Creating deliveries: the channels a cargo asked for, and the pending rows a stored result starts. */
-import type { Insertable, Kysely, Selectable, Transaction } from 'kysely';
+import type { Insertable, Selectable, Transaction } from 'kysely';
 import { newId } from '../../domain/ids.js';
 import { storedCallbackType } from '../../domain/message-targets.js';
 import { statementChunks } from '../chunks.js';
@@ -23,7 +23,7 @@ export function requestedChannels(callbackUrl: string | null, callback: string |
 
 /** Creates pending deliveries, due at once; part of the transaction that stores the result. */
 export async function insertDeliveries(
-  tx: Transaction<Schema> | Kysely<Schema>,
+  tx: Transaction<Schema>,
   requests: DeliveryRequest[],
   now: number,
 ): Promise<void> {

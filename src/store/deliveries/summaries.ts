@@ -1,6 +1,6 @@
 /** The per-channel delivery summary that tracking shows. */
-import type { Kysely } from 'kysely';
-import type { DeliveryChannelName, DeliveryStatus, Schema } from '../schema.js';
+import type { Database } from '../database.js';
+import type { DeliveryChannelName, DeliveryStatus } from '../schema.js';
 
 export interface DeliverySummary {
   channel: DeliveryChannelName;
@@ -12,8 +12,8 @@ export interface DeliverySummary {
 }
 
 /** The cheap per-channel summary tracking shows. */
-export async function deliverySummaries(db: Kysely<Schema>, cargoId: string): Promise<DeliverySummary[]> {
-  const rows = await db
+export async function deliverySummaries(database: Database, cargoId: string): Promise<DeliverySummary[]> {
+  const rows = await database.read
     .selectFrom('deliveries')
     .select(['channel', 'status', 'attempts', 'last_error', 'last_status_code', 'next_attempt_at'])
     .where('cargo_id', '=', cargoId)

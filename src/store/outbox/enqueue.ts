@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import { newId } from '../../domain/ids.js';
 import type { MailMessage } from '../../mail/mailer.js';
 import type { Schema } from '../schema.js';
@@ -8,7 +8,7 @@ import type { Schema } from '../schema.js';
  * written in the transaction of the change it reports, so a process that dies right after the
  * change still sends it once restarted; the sender leases rows, and retries with backoff.
  */
-export async function enqueueMail(tx: Transaction<Schema> | Kysely<Schema>, mail: MailMessage, now: number) {
+export async function enqueueMail(tx: Transaction<Schema>, mail: MailMessage, now: number) {
   await tx
     .insertInto('outbox')
     .values({
