@@ -58,7 +58,8 @@ export interface ResultLine {
   custom_id: string;
   /** `stopped`: never ran (the batch expired or was cancelled first); not counted as failed. */
   kind: 'succeeded' | 'failed' | 'stopped';
-  json: Record<string, unknown>;
+  /** The line as written to the output or error file (serialised once, when the request ran). */
+  text: string;
   usage?: { prompt_tokens: number; completion_tokens: number };
 }
 
@@ -147,7 +148,7 @@ export function resultLine(line: InputLine, outcome: OpenAIOutcome): ResultLine 
     return {
       custom_id: line.custom_id,
       kind: 'failed',
-      json: { id, custom_id: line.custom_id, response, error: null },
+      text: JSON.stringify({ id, custom_id: line.custom_id, response, error: null }),
     };
   }
   const body = { ...chatCompletion(line.body), ...(outcome.type === 'succeeded' ? outcome.body : undefined) };
@@ -157,7 +158,7 @@ export function resultLine(line: InputLine, outcome: OpenAIOutcome): ResultLine 
     custom_id: line.custom_id,
     kind: 'succeeded',
     usage,
-    json: { id, custom_id: line.custom_id, response, error: null },
+    text: JSON.stringify({ id, custom_id: line.custom_id, response, error: null }),
   };
 }
 
@@ -168,7 +169,7 @@ export function stoppedLine(line: InputLine, why: 'expired' | 'cancelled'): Resu
       ? { code: 'batch_expired', message: 'This request could not be executed before the completion window expired.' }
       : { code: 'batch_cancelled', message: 'This request was cancelled before it could be executed.' };
   const json = { id: randomId('batch_req_', 32, 'hex'), custom_id: line.custom_id, response: null, error };
-  return { custom_id: line.custom_id, kind: 'stopped', json };
+  return { custom_id: line.custom_id, kind: 'stopped', text: JSON.stringify(json) };
 }
 
 /** A realistic chat completion: the emulator's reply, cut at max_completion_tokens, with usage. */

@@ -297,7 +297,7 @@ export async function startOpenAIEmulator(options: OpenAIEmulatorOptions = {}) {
         : files.store(
             `batch_${batch.id}_${kind}.jsonl`,
             'batch_output',
-            Buffer.from(`${lines.map((r) => JSON.stringify(r.json)).join('\n')}\n`),
+            Buffer.from(`${lines.map((r) => r.text).join('\n')}\n`),
           ).id;
     batch.outputFileId = write(
       'output',
