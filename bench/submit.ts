@@ -11,12 +11,19 @@
  *    drives it the same way.
  * 5. Prints req/s, the ratio, p50/p99 latency and non-2xx counts of both.
  *
+ * With `--db postgres://…` the service runs on a fresh schema of that database instead, and two
+ * peers run after it (bench/peer-server.ts): the same durable submit built the usual way, Fastify
+ * and barge's body schema with pg-boss `send`, and with BullMQ `add` on Redis (`--redis`, default
+ * the local one). The report adds the service's ratio to the faster peer (goal: 2).
+ *
  * The load generator runs in this process and shares the machine's cores with the server under
  * test, in both runs; that is part of the measured setup.
  *
  * Usage: npm run bench:submit -- [--duration 10] [--warmup 2] [--connections 64] [--no-build]
  *                                 [--role api|all] [--cpu-prof DIR]
- * Env:   BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS (flags win).
+ *                                 [--db postgres://… [--redis redis://127.0.0.1:6379]]
+ * Env:   BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS, BENCH_DATABASE_URL, BENCH_REDIS_URL
+ *        (flags win).
  * Exit:  1 when the durability check fails or the run breaks; the goals are reported, not enforced.
  */
 import { execFile } from 'node:child_process';
@@ -24,9 +31,11 @@ import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import autocannon, { type Client, type Instance, type Result } from 'autocannon';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { submissionBody } from './lib/cargo.js';
-import { installCleanup, makeTempDir, removeTempDir, runMain } from './lib/lifecycle.js';
-import { bounded, oneOf } from './lib/options.js';
+import { freshDatabase } from './lib/database.js';
+import { dropOnInterrupt, installCleanup, makeTempDir, removeTempDir, runMain } from './lib/lifecycle.js';
+import { bounded, oneOf, postgresUrl } from './lib/options.js';
 import { machineTicks, processTicks, TICKS_PER_SECOND } from './lib/proc.js';
 import { bargeEnv, cpuProfFlags, ROOT, startChild, startServe, stopChild, urlLine } from './lib/processes.js';
 import { goal, machineLine } from './lib/report.js';
@@ -34,9 +43,14 @@ import { percentile } from './lib/stats.js';
 
 const CLI = join(ROOT, 'dist/src/cli/main.js');
 const BARE_SERVER = join(ROOT, 'bench/bare-server.ts');
+const PEER_SERVER = join(ROOT, 'bench/peer-server.ts');
+/** pg-boss's tables, in the bench's database (bench/peer-server.ts), dropped after its run. */
+const PG_BOSS_SCHEMA = 'pgboss_bench';
 
 const GOAL_RATIO = 0.65;
 const GOAL_P99_MS = 20;
+/** On PostgreSQL: the service's req/s against the faster of the two peers. */
+const GOAL_PEER_RATIO = 2;
 /** How long a child may take to start or to stop before it is killed and the run fails. */
 const CHILD_TIMEOUT_MS = 15_000;
 /** autocannon's own time limit, past the drain deadline: a safety net that normally never fires. */
@@ -59,6 +73,10 @@ interface Options {
   role: 'api' | 'all';
   /** Where the service writes a V8 CPU profile (node --cpu-prof), or null for none. */
   cpuProfDir: string | null;
+  /** The service on a fresh schema of this PostgreSQL database, beside the peers; null: SQLite. */
+  pgUrl: string | null;
+  /** Where the BullMQ peer keeps its queue (with pgUrl only). */
+  redisUrl: string;
 }
 
 function parseOptions(): Options {
@@ -70,6 +88,8 @@ function parseOptions(): Options {
       'no-build': { type: 'boolean', default: false },
       'cpu-prof': { type: 'string' },
       role: { type: 'string', default: 'api' },
+      db: { type: 'string' },
+      redis: { type: 'string' },
     },
   });
   const env = process.env;
@@ -81,6 +101,8 @@ function parseOptions(): Options {
     build: !values['no-build'],
     role: oneOf('role', values.role ?? 'api', ['api', 'all'] as const),
     cpuProfDir: values['cpu-prof'] ?? null,
+    pgUrl: postgresUrl(values.db),
+    redisUrl: values.redis ?? env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
   };
 }
 
@@ -90,18 +112,19 @@ function parseOptions(): Options {
 /** The load generator while it runs, for Ctrl-C to stop. */
 let activeLoad: Instance | null = null;
 
-/** Bounded in time whatever happens: two warm-ups, two runs, start-ups, drains and checks. */
+/** Bounded in time whatever happens: a warm-up and a run per server, start-ups, drains and checks. */
 function timeLimitMs(options: Options): number {
-  return 2 * (options.seconds + options.warmupSeconds + DRAIN_LIMIT_S) * 1000 + 8 * CHILD_TIMEOUT_MS;
+  const servers = options.pgUrl ? 4 : 2;
+  return servers * ((options.seconds + options.warmupSeconds + DRAIN_LIMIT_S) * 1000 + 4 * CHILD_TIMEOUT_MS);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Child processes
 
 /** The environment of every `barge` child: ours minus BARGE_* settings, plus the bench's. */
-function serviceEnv(dbPath: string): NodeJS.ProcessEnv {
+function serviceEnv(databaseUrl: string): NodeJS.ProcessEnv {
   return bargeEnv({
-    BARGE_DATABASE_URL: `sqlite:${dbPath}`,
+    BARGE_DATABASE_URL: databaseUrl,
     BARGE_LOG_LEVEL: 'warn',
     // The limiter still runs on every request (its cost is part of the path) but never says 429.
     BARGE_RATE_LIMIT_MAX: '1000000000',
@@ -313,35 +336,63 @@ interface Durability {
   ok: boolean;
 }
 
-/** Read-only, after the service has stopped: every acknowledged id is a row, and nothing else is. */
-function checkDurability(dbPath: string, acknowledged: string[]): Durability {
-  const sqlite = new Database(dbPath, { readonly: true, fileMustExist: true });
-  try {
-    const stored = new Set(sqlite.prepare('select id from cargo').pluck().all() as string[]);
-    const unique = new Set(acknowledged);
-    const missing = [...unique].filter((id) => !stored.has(id)).length;
-    const duplicates = acknowledged.length - unique.size;
+/** After the service has stopped: every acknowledged id is a row, and nothing else is. */
+function checkDurability(stored: Set<string>, acknowledged: string[]): Durability {
+  const unique = new Set(acknowledged);
+  const missing = [...unique].filter((id) => !stored.has(id)).length;
+  const duplicates = acknowledged.length - unique.size;
+  return {
+    rows: stored.size,
+    acknowledged: acknowledged.length,
+    missing,
+    duplicates,
+    ok: missing === 0 && duplicates === 0 && stored.size === acknowledged.length,
+  };
+}
+
+/** The service's database: a SQLite file in the run's temp dir, or a fresh PostgreSQL schema. */
+interface ServiceDatabase {
+  url: string;
+  /** The cargo ids stored, read once the service has stopped. */
+  storedIds(): Promise<Set<string>>;
+  drop(): Promise<void>;
+}
+
+async function serviceDatabase(options: Options, dir: string): Promise<ServiceDatabase> {
+  if (options.pgUrl) {
+    // Migrated here, as `barge serve` would on start, so the service's start-up is the same either way.
+    const bench = await freshDatabase(options.pgUrl, 'barge-bench-');
     return {
-      rows: stored.size,
-      acknowledged: acknowledged.length,
-      missing,
-      duplicates,
-      ok: missing === 0 && duplicates === 0 && stored.size === acknowledged.length,
+      url: bench.url,
+      storedIds: async () =>
+        new Set((await bench.database.read.selectFrom('cargo').select('id').execute()).map((r) => r.id)),
+      drop: () => bench.drop(),
     };
-  } finally {
-    sqlite.close();
   }
+  const path = join(dir, 'barge.sqlite');
+  return {
+    url: `sqlite:${path}`,
+    storedIds: async () => {
+      const sqlite = new Database(path, { readonly: true, fileMustExist: true });
+      try {
+        return new Set(sqlite.prepare('select id from cargo').pluck().all() as string[]);
+      } finally {
+        sqlite.close();
+      }
+    },
+    drop: async () => {},
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
-// The two runs
+// The runs
 
 async function benchService(
   options: Options,
   dir: string,
 ): Promise<{ load: Load; recorded: Recorded; durability: Durability }> {
-  const dbPath = join(dir, 'barge.sqlite');
-  const env = serviceEnv(dbPath);
+  const database = await serviceDatabase(options, dir);
+  const env = serviceEnv(database.url);
   await runCli(['project', 'create', 'bench'], env);
   const { key } = await runCli(['key', 'create', 'bench', '--name', 'bench'], env);
   if (typeof key !== 'string') throw new Error('`barge key create --json` printed no key');
@@ -372,7 +423,9 @@ async function benchService(
   if (acknowledged.length !== 1 + warmup.ok + run.ok) {
     throw new Error('some 2xx response carried no cargo id');
   }
-  return { load: run, recorded, durability: checkDurability(dbPath, acknowledged) };
+  const durability = checkDurability(await database.storedIds(), acknowledged);
+  await database.drop();
+  return { load: run, recorded, durability };
 }
 
 async function benchBare(options: Options, recorded: Recorded, body: string): Promise<Load> {
@@ -397,46 +450,113 @@ async function benchBare(options: Options, recorded: Recorded, body: string): Pr
   return run;
 }
 
+type Peer = 'pg-boss' | 'bullmq';
+
+/** One peer (bench/peer-server.ts) driven like the service, with the same body. */
+async function benchPeer(options: Options, peer: Peer, body: string): Promise<Load> {
+  const pgUrl = options.pgUrl ?? '';
+  const dropSchema = () => adminQuery(pgUrl, `drop schema if exists ${PG_BOSS_SCHEMA} cascade`);
+  const forget = peer === 'pg-boss' ? dropOnInterrupt(dropSchema) : () => {};
+  try {
+    const { child, ready: url } = await startChild({
+      name: peer,
+      label: peer,
+      exitedWhen: 'before listening',
+      args: ['--import', 'tsx', PEER_SERVER],
+      env: { ...process.env, BENCH_PEER: peer, BENCH_PEER_URL: peer === 'pg-boss' ? pgUrl : options.redisUrl },
+      timeoutMs: CHILD_TIMEOUT_MS,
+      ready: urlLine,
+    });
+    const target: Target = {
+      pid: child.pid ?? 0,
+      url: `${url}/cargo/load`,
+      headers: { 'content-type': 'application/json' },
+      body,
+    };
+    await recordOneResponse(target);
+    const { run } = await warmAndDrive(peer, target, options);
+    await stopChild(child, CHILD_TIMEOUT_MS);
+    return run;
+  } finally {
+    if (peer === 'pg-boss') {
+      await dropSchema();
+      forget();
+    }
+  }
+}
+
+async function adminQuery(pgUrl: string, query: string): Promise<void> {
+  const client = new pg.Client({ connectionString: pgUrl });
+  await client.connect();
+  try {
+    await client.query(query);
+  } finally {
+    await client.end();
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Report
 
-function report(options: Options, service: Load, bare: Load, durability: Durability): void {
-  const ratio = service.rps / bare.rps;
-  const row = (name: string, a: string, b: string) => `  ${name.padEnd(18)}${a.padStart(12)}${b.padStart(12)}`;
+function report(
+  options: Options,
+  runs: { service: Load; bare: Load; peers: [Peer, Load][] },
+  durability: Durability,
+): void {
+  const { service, bare, peers } = runs;
+  const columns: [string, Load][] = [['service', service], ['bare', bare], ...peers];
+  const row = (name: string, cell: (load: Load) => string) =>
+    `  ${name.padEnd(18)}${columns.map(([, load]) => cell(load).padStart(12)).join('')}`;
   const ms = (value: number) => value.toFixed(2);
+  const ratio = service.rps / bare.rps;
+  const database = options.pgUrl ? 'PostgreSQL (a fresh schema)' : 'SQLite WAL synchronous=FULL';
   const lines = [
     '',
     `bench:submit  ${new Date().toISOString()}`,
     machineLine(),
     `  POST /cargo/load, ${Buffer.byteLength(cargoBody())}-byte body, ${options.connections} connections, ` +
-      `${options.seconds} s after ${options.warmupSeconds} s warm-up; serve --role ${options.role}; SQLite WAL synchronous=FULL`,
-    '  the load generator (autocannon, this process) shares the cores with the server in both runs',
+      `${options.seconds} s after ${options.warmupSeconds} s warm-up; serve --role ${options.role}; ${database}`,
+    '  the load generator (autocannon, this process) shares the cores with the server in every run',
+    ...(peers.length > 0
+      ? ['  peers (bench/peer-server.ts): Fastify + the same body schema + pg-boss send / BullMQ add on Redis']
+      : []),
     '',
-    row('', 'service', 'bare'),
-    row('req/s', service.rps.toFixed(0), bare.rps.toFixed(0)),
-    row('p50 latency (ms)', ms(service.p50), ms(bare.p50)),
-    row('p99 latency (ms)', ms(service.p99), ms(bare.p99)),
-    row('2xx', String(service.ok), String(bare.ok)),
-    row('non-2xx', String(service.non2xx), String(bare.non2xx)),
-    row('errors (timeouts)', `${service.errors} (${service.timeouts})`, `${bare.errors} (${bare.timeouts})`),
-    row('CPU server (cores)', cores(service.cpu?.server), cores(bare.cpu?.server)),
-    row('  on main thread', cores(service.cpu?.serverMain), cores(bare.cpu?.serverMain)),
-    row('CPU client (cores)', cores(service.cpu?.client), cores(bare.cpu?.client)),
-    row('CPU irq (cores)', cores(service.cpu?.irq), cores(bare.cpu?.irq)),
-    row('CPU other (cores)', cores(service.cpu?.other), cores(bare.cpu?.other)),
-    row('CPU steal (cores)', cores(service.cpu?.steal), cores(bare.cpu?.steal)),
+    `  ${''.padEnd(18)}${columns.map(([name]) => name.padStart(12)).join('')}`,
+    row('req/s', (l) => l.rps.toFixed(0)),
+    row('p50 latency (ms)', (l) => ms(l.p50)),
+    row('p99 latency (ms)', (l) => ms(l.p99)),
+    row('2xx', (l) => String(l.ok)),
+    row('non-2xx', (l) => String(l.non2xx)),
+    row('errors (timeouts)', (l) => `${l.errors} (${l.timeouts})`),
+    row('CPU server (cores)', (l) => cores(l.cpu?.server)),
+    row('  on main thread', (l) => cores(l.cpu?.serverMain)),
+    row('CPU client (cores)', (l) => cores(l.cpu?.client)),
+    row('CPU irq (cores)', (l) => cores(l.cpu?.irq)),
+    row(options.pgUrl ? 'CPU other (db)' : 'CPU other (cores)', (l) => cores(l.cpu?.other)),
+    row('CPU steal (cores)', (l) => cores(l.cpu?.steal)),
     // Less sensitive to other load on the machine than req/s: what one request costs the server.
-    row('server µs/request', perRequest(service, 'server'), perRequest(bare, 'server')),
-    row('  on main thread', perRequest(service, 'serverMain'), perRequest(bare, 'serverMain')),
+    row('server µs/request', (l) => perRequest(l, 'server')),
+    row('  on main thread', (l) => perRequest(l, 'serverMain')),
     '',
     `  ratio service/bare: ${ratio.toFixed(3)}  (goal >= ${GOAL_RATIO}: ${goal(ratio >= GOAL_RATIO)})`,
     `  service p99: ${ms(service.p99)} ms  (goal <= ${GOAL_P99_MS} ms: ${goal(service.p99 <= GOAL_P99_MS)})`,
+  ];
+  if (peers.length > 0) {
+    const [fasterName, faster] = peers.reduce((a, b) => (b[1].rps > a[1].rps ? b : a));
+    const peerRatio = service.rps / faster.rps;
+    lines.push(
+      `  ratio service/peer: ${peers.map(([name, load]) => `${name} ${(service.rps / load.rps).toFixed(2)}`).join(', ')}`,
+      `  ratio to the faster peer: ${peerRatio.toFixed(2)}  (${fasterName}; goal >= ${GOAL_PEER_RATIO}: ${goal(peerRatio >= GOAL_PEER_RATIO)})`,
+    );
+  }
+  lines.push(
     `  durability: ${durability.rows} cargo rows, ${durability.acknowledged} 2xx received (sample, warm-up and run), ` +
       `${durability.missing} acknowledged ids missing, ${durability.duplicates} duplicated: ${durability.ok ? 'OK' : 'FAILED'}`,
     '',
-  ];
-  const noise = (load: Load) => (load.cpu ? load.cpu.other + load.cpu.steal : 0);
-  const noisy = Math.max(noise(service), noise(bare));
+  );
+  // On PostgreSQL, "other" is mostly the database's (and Redis's) own processes: part of the run.
+  const noise = (load: Load) => (load.cpu ? (options.pgUrl ? 0 : load.cpu.other) + load.cpu.steal : 0);
+  const noisy = Math.max(...columns.map(([, load]) => noise(load)));
   if (noisy > NOISE_LIMIT_CORES) {
     lines.push(
       `  WARNING: other processes or the hypervisor (steal) took up to ${noisy.toFixed(2)} cores during a run; ` +
@@ -481,7 +601,11 @@ async function main(): Promise<void> {
 
   const service = await benchService(options, tempDir);
   const bare = await benchBare(options, service.recorded, cargoBody());
-  report(options, service.load, bare, service.durability);
+  const peers: [Peer, Load][] = [];
+  if (options.pgUrl) {
+    for (const peer of ['pg-boss', 'bullmq'] as const) peers.push([peer, await benchPeer(options, peer, cargoBody())]);
+  }
+  report(options, { service: service.load, bare, peers }, service.durability);
 
   removeTempDir(tempDir);
   if (!service.durability.ok) process.exitCode = 1;
