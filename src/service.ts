@@ -34,6 +34,12 @@ import { isDatabaseUnavailable } from './store/outage.js';
 import { countAcceptedCargo } from './store/storage-usage.js';
 
 /**
+ * Submission groups committing at once on PostgreSQL: one gathering rows while others are in
+ * their round trips to the server (bench:submit --db, bench/RESULTS.md).
+ */
+const GROUPS_IN_FLIGHT_POSTGRES = 2;
+
+/**
  * The one composition root: `barge serve`, the tests and the benches all build the service here,
  * so what they exercise is the real wiring. A process runs the API, the workers, or both; the
  * workers are the pipeline worker (batches) and the delivery worker (deliveries, the outbox),
@@ -196,27 +202,29 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
   if (role === 'all' || role === 'api') {
     const cargoWriter = new GroupCommitWriter<NewCargo>(
       async (rows) => {
-        // The storage budget's counters move in the insert's transaction (store/storage-usage.ts).
+        // The storage budget's counters move in the insert's transaction (store/storage-usage.ts),
+        // last, so that groups committing at once wait for each other's lock on a project's
+        // counters only for the end of their transactions. The NOTIFY goes in it too: PostgreSQL
+        // sends it at the commit that makes the rows visible, where a NOTIFY of its own would cost
+        // a second commit (and WAL flush) per group.
         await database.write.transaction().execute(async (tx) => {
+          await insertCargoRows(tx, rows);
           await countAcceptedCargo(
             tx,
             database.dialect,
             rows.map((row) => ({ projectId: row.project_id, bytes: cargoRowBytes(row), at: row.created_at })),
           );
-          await insertCargoRows(tx, rows);
+          await notifyNewCargo(database, tx);
         });
         countAccepted(metrics, rows);
         pipeline?.wake();
-        // The rows are committed: a failed NOTIFY must not answer their requests 503 (a client
-        // would load them again). Workers find them anyway, at the latest by polling.
-        await notifyNewCargo(database).catch((err: unknown) => {
-          if (!isDatabaseUnavailable(err)) logger.warn({ err }, 'could not notify workers of new cargo');
-        });
       },
       // Bounded by bytes too: a group of large bodies stays one modest transaction (and statement).
       {
         intervalMs: config.commitIntervalMs,
         maxRows: 5000,
+        // SQLite has one writer: a second group would only queue behind the first.
+        maxInFlight: database.dialect === 'postgres' ? GROUPS_IN_FLIGHT_POSTGRES : 1,
         maxBytes: 32 * 1024 * 1024,
         rowBytes: cargoRowBytes,
         onCommit: (rows, seconds) => {

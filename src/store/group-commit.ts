@@ -2,11 +2,15 @@
  * Group commit: many concurrent submissions share one transaction and one fsync. Each `write`
  * resolves only after the transaction holding its row has committed, so a 200 still means durable,
  * while throughput grows with concurrency instead of being capped at one fsync per request.
+ *
+ * Up to `maxInFlight` groups commit at once (default 1). With one, rows that arrive while a group
+ * commits wait for it and then go together; with more (PostgreSQL, whose connections commit in
+ * parallel), the next group starts while the last is still in its round trips to the server.
  */
 export class GroupCommitWriter<Row> {
   private queue: { row: Row; bytes: number; resolve: () => void; reject: (err: unknown) => void }[] = [];
   private queuedBytes = 0;
-  private flushing: Promise<void> | null = null;
+  private readonly flushing = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
 
@@ -15,6 +19,8 @@ export class GroupCommitWriter<Row> {
     private readonly options: {
       intervalMs: number;
       maxRows: number;
+      /** Groups committing at once, at most (default 1). */
+      maxInFlight?: number;
       /** A group is also closed at this many bytes (rowBytes), so one commit stays a bounded size. */
       maxBytes?: number;
       rowBytes?: (row: Row) => number;
@@ -59,13 +65,17 @@ export class GroupCommitWriter<Row> {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    while (this.flushing || this.queue.length > 0) {
-      await (this.flushing ?? this.flush());
+    while (this.flushing.size > 0 || this.queue.length > 0) {
+      await (this.queue.length > 0 && this.hasRoom() ? this.flush() : Promise.race(this.flushing));
     }
   }
 
+  private hasRoom(): boolean {
+    return this.flushing.size < (this.options.maxInFlight ?? 1);
+  }
+
   private schedule(): void {
-    if (this.flushing || this.timer) return;
+    if (this.timer || this.queue.length === 0 || !this.hasRoom()) return;
     if (this.full()) {
       void this.flush();
       return;
@@ -86,7 +96,7 @@ export class GroupCommitWriter<Row> {
   private flush(): Promise<void> {
     const group = this.takeGroup();
     const started = performance.now();
-    this.flushing = this.commit(group.map((w) => w.row)).then(
+    const flushing = this.commit(group.map((w) => w.row)).then(
       () => {
         this.options.onCommit?.(group.length, (performance.now() - started) / 1000);
         for (const w of group) w.resolve();
@@ -94,9 +104,10 @@ export class GroupCommitWriter<Row> {
       // One row the database refuses must not fail the others: commit them one by one.
       () => this.commitEach(group),
     );
-    return this.flushing.finally(() => {
-      this.flushing = null;
-      if (this.queue.length > 0 && !this.closed) this.schedule();
+    this.flushing.add(flushing);
+    return flushing.finally(() => {
+      this.flushing.delete(flushing);
+      if (!this.closed) this.schedule();
     });
   }
 }

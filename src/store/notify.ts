@@ -1,11 +1,12 @@
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Database } from './database.js';
+import type { Schema } from './schema.js';
 
 /** New pending cargo committed: workers in other processes wake their batcher. */
 export const NEW_CARGO_CHANNEL = 'barge_new_cargo';
 
-export async function notifyNewCargo(database: Database): Promise<void> {
-  if (database.dialect === 'postgres') await sql`select pg_notify(${NEW_CARGO_CHANNEL}, '')`.execute(database.write);
+export async function notifyNewCargo(database: Database, within: Kysely<Schema> = database.write): Promise<void> {
+  if (database.dialect === 'postgres') await sql`select pg_notify(${NEW_CARGO_CHANNEL}, '')`.execute(within);
 }
 
 /** Results were stored (deliveries are due): delivery workers in other processes wake. */

@@ -87,3 +87,37 @@ test('groups are capped by bytes too; a row larger than the cap goes alone', asy
   assert.deepEqual(groups, [[4, 4], [4], [25], [3, 3]]);
   await writer.close();
 });
+
+test('with maxInFlight, the next group commits while the last is still committing; close waits for both', async () => {
+  let open = 0;
+  let mostAtOnce = 0;
+  const releases: (() => void)[] = [];
+  const groups: number[][] = [];
+  const writer = new GroupCommitWriter<number>(
+    async (rows) => {
+      open++;
+      mostAtOnce = Math.max(mostAtOnce, open);
+      await new Promise<void>((resolve) => releases.push(resolve));
+      groups.push(rows);
+      open--;
+    },
+    { intervalMs: 1, maxRows: 100, maxInFlight: 2 },
+  );
+  const first = writer.write(1);
+  await new Promise((resolve) => setTimeout(resolve, 20)); // the first group is committing
+  const second = writer.write(2);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(mostAtOnce, 2, 'the second group did not wait for the first');
+  const third = writer.write(3); // no room: waits for a group to finish
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(releases.length, 2);
+  const closed = writer.close();
+  for (let i = 0; releases.length > 0 || i < 3; i++) {
+    releases.shift()?.();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  await closed;
+  await Promise.all([first, second, third]);
+  assert.deepEqual(groups.flat().sort(), [1, 2, 3]);
+  assert.equal(mostAtOnce, 2, 'never more than maxInFlight at once');
+});
