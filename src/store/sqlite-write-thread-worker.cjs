@@ -8,8 +8,9 @@
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require('better-sqlite3');
 
-/** @typedef {{ id: number; sql: string; parameters: unknown[] }} Query */
-/** @typedef {{ id: number; rows: unknown[] } | { id: number; changes: number; lastInsertRowid: number | bigint } | { id: number; error: { message: string; code: string | undefined } }} Reply */
+/** `begin`: the statement is the first of a transaction, to run after BEGIN IMMEDIATE. */
+/** @typedef {{ id: number; sql: string; parameters: unknown[]; begin: boolean }} Query */
+/** @typedef {{ id: number; rows: unknown[] } | { id: number; changes: number; lastInsertRowid: number | bigint } | { id: number; error: { message: string; code: string | undefined; notBegun?: boolean } }} Reply */
 
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
 const { path, pragmas } = /** @type {{ path: string; pragmas: string[] }} */ (workerData);
@@ -86,6 +87,17 @@ port.on('message', (/** @type {Query | 'close'} */ message) => {
   // transaction counts as a write too.
   let readonly = true;
   const inTransaction = db.inTransaction;
+  if (message.begin) {
+    // IMMEDIATE: the write lock is taken at BEGIN, so a transaction that reads first cannot fail
+    // later on a snapshot another process's commit made stale (SQLITE_BUSY_SNAPSHOT).
+    try {
+      prepared('begin immediate').run();
+    } catch (err) {
+      const e = /** @type {{ message?: string; code?: string }} */ (err);
+      port.postMessage({ id: message.id, error: { message: String(e.message ?? err), code: e.code, notBegun: true } });
+      return;
+    }
+  }
   try {
     const statement = prepared(message.sql);
     readonly = statement.readonly;

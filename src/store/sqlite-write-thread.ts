@@ -32,7 +32,7 @@ export function writeThreadDialect(path: string, pragmas: readonly string[]): Ky
 type Reply =
   | { id: number; rows: unknown[] }
   | { id: number; changes: number; lastInsertRowid: number | bigint }
-  | { id: number; error: { message: string; code: string | undefined } };
+  | { id: number; error: { message: string; code: string | undefined; notBegun?: boolean } };
 
 /** An error the thread reported, with SQLite's code (SQLITE_CONSTRAINT_UNIQUE, ...). */
 class SqliteThreadError extends Error {
@@ -54,6 +54,10 @@ class WriteThreadDriver implements Driver {
   private releases: (() => void)[] = [];
   private readonly connection: DatabaseConnection;
   private closed = false;
+  /** A transaction has begun in Kysely's eyes and its BEGIN goes with the next statement. */
+  private beginWithNext = false;
+  /** The thread's connection is inside a transaction this driver began. */
+  private transactionOpen = false;
 
   constructor(
     private readonly path: string,
@@ -86,18 +90,28 @@ class WriteThreadDriver implements Driver {
     this.releases.shift()?.();
   }
 
-  async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    // IMMEDIATE: the write lock is taken at BEGIN, so a transaction that reads first cannot fail
-    // later on a snapshot another process's commit made stale (SQLITE_BUSY_SNAPSHOT).
-    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  // BEGIN travels with the transaction's first statement: one round trip to the thread less for
+  // every transaction, and the write lock is taken when there is something to write. A
+  // transaction that runs no statement sends nothing.
+  async beginTransaction(): Promise<void> {
+    this.beginWithNext = true;
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    if (this.beginWithNext) {
+      this.beginWithNext = false;
+      return;
+    }
     await connection.executeQuery(CompiledQuery.raw('commit'));
+    this.transactionOpen = false;
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    this.beginWithNext = false;
+    // Nothing to roll back when no statement ran, or when BEGIN itself failed.
+    if (!this.transactionOpen) return;
     await connection.executeQuery(CompiledQuery.raw('rollback'));
+    this.transactionOpen = false;
   }
 
   /** Lets every statement already asked for finish, then closes the thread's connection. */
@@ -115,13 +129,16 @@ class WriteThreadDriver implements Driver {
   }
 
   private async execute<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    const reply = await this.post(query);
+    const begin = this.beginWithNext;
+    this.beginWithNext = false;
+    const reply = await this.post(query, begin);
+    if (begin) this.transactionOpen = !('error' in reply && reply.error.notBegun);
     if ('error' in reply) throw new SqliteThreadError(reply.error.message, reply.error.code);
     if ('rows' in reply) return { rows: reply.rows as R[] };
     return { rows: [], numAffectedRows: BigInt(reply.changes), insertId: BigInt(reply.lastInsertRowid) };
   }
 
-  private post(query: CompiledQuery): Promise<Reply> {
+  private post(query: CompiledQuery, begin: boolean): Promise<Reply> {
     if (this.closed && this.worker === null) return Promise.reject(new Error('database is closed'));
     const worker = this.worker ?? this.start();
     const id = this.nextId++;
@@ -129,7 +146,7 @@ class WriteThreadDriver implements Driver {
       this.pending.set(id, { resolve, reject });
       // Only work in flight may keep the process alive; an idle thread must not.
       if (this.pending.size === 1) worker.ref();
-      worker.postMessage({ id, sql: query.sql, parameters: query.parameters });
+      worker.postMessage({ id, sql: query.sql, parameters: query.parameters, begin });
     });
   }
 
@@ -156,6 +173,7 @@ class WriteThreadDriver implements Driver {
   /** The thread is gone: nothing in flight can be known to have run. The next statement restarts it. */
   private fail(err: Error): void {
     this.worker = null;
+    this.transactionOpen = false;
     for (const waiter of this.pending.values()) waiter.reject(err);
     this.pending.clear();
   }

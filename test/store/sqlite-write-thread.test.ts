@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import BetterSqlite3 from 'better-sqlite3';
 import { newId } from '../../src/domain/ids.js';
 import { createProject } from '../../src/store/admin/projects.js';
 import { insertCargo, type NewCargo } from '../../src/store/cargo/insert.js';
@@ -94,6 +95,32 @@ describe('SQLite write thread', () => {
       (err: { code?: string }) => err.code === 'SQLITE_CONSTRAINT_PRIMARYKEY',
     );
     assert.equal(await countCargo(database, [good.id]), 0);
+  });
+
+  test('a transaction whose BEGIN cannot take the write lock fails with SQLite code and writes nothing; the next one commits', async () => {
+    // BEGIN goes to the thread with the transaction's first statement: when BEGIN fails, that
+    // statement must not run outside a transaction, and no ROLLBACK may follow.
+    const other = new BetterSqlite3(join(dir, 'barge.sqlite'));
+    const blocked = cargoRow(projectId, Date.now());
+    try {
+      other.prepare('begin immediate').run();
+      await assert.rejects(
+        database.write.transaction().execute(async (tx) => {
+          await tx.insertInto('cargo').values(cargoOnly(blocked)).execute();
+        }),
+        (err: { code?: string }) => err.code === 'SQLITE_BUSY',
+      );
+    } finally {
+      other.prepare('rollback').run();
+      other.close();
+    }
+    assert.equal(await countCargo(database, [blocked.id]), 0);
+    const next = cargoRow(projectId, Date.now());
+    await database.write.transaction().execute(async (tx) => {
+      await tx.insertInto('cargo').values(cargoOnly(next)).execute();
+    });
+    await database.write.transaction().execute(async () => {}); // one that runs nothing
+    assert.equal(await countCargo(database, [next.id]), 1);
   });
 
   test('concurrent transactions take turns: each sees its own reads and writes', async () => {
