@@ -31,9 +31,8 @@ import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import autocannon, { type Client, type Instance, type Result } from 'autocannon';
 import Database from 'better-sqlite3';
-import pg from 'pg';
 import { submissionBody } from './lib/cargo.js';
-import { freshDatabase } from './lib/database.js';
+import { adminQuery, freshDatabase } from './lib/database.js';
 import { dropOnInterrupt, installCleanup, makeTempDir, removeTempDir, runMain } from './lib/lifecycle.js';
 import { bounded, oneOf, postgresUrl } from './lib/options.js';
 import { machineTicks, processTicks, TICKS_PER_SECOND } from './lib/proc.js';
@@ -429,24 +428,35 @@ async function benchService(
 }
 
 async function benchBare(options: Options, recorded: Recorded, body: string): Promise<Load> {
-  const env = { ...process.env, BENCH_BARE_RESPONSE: JSON.stringify(recorded) };
-  const { child: bare, ready: url } = await startChild({
-    name: 'bare',
-    label: 'bare',
+  return driveScript(options, 'bare', BARE_SERVER, { BENCH_BARE_RESPONSE: JSON.stringify(recorded) }, body);
+}
+
+/** A server of the bench's own (a script run as its own process), driven like the service. */
+async function driveScript(
+  options: Options,
+  label: string,
+  script: string,
+  env: NodeJS.ProcessEnv,
+  body: string,
+): Promise<Load> {
+  const { child, ready: url } = await startChild({
+    name: label,
+    label,
     exitedWhen: 'before listening',
-    args: ['--import', 'tsx', BARE_SERVER],
-    env,
+    args: ['--import', 'tsx', script],
+    env: { ...process.env, ...env },
     timeoutMs: CHILD_TIMEOUT_MS,
     ready: urlLine,
   });
   const target: Target = {
-    pid: bare.pid ?? 0,
+    pid: child.pid ?? 0,
     url: `${url}/cargo/load`,
     headers: { 'content-type': 'application/json' },
     body,
   };
-  const { run } = await warmAndDrive('bare', target, options);
-  await stopChild(bare, CHILD_TIMEOUT_MS);
+  await recordOneResponse(target);
+  const { run } = await warmAndDrive(label, target, options);
+  await stopChild(child, CHILD_TIMEOUT_MS);
   return run;
 }
 
@@ -458,40 +468,13 @@ async function benchPeer(options: Options, peer: Peer, body: string): Promise<Lo
   const dropSchema = () => adminQuery(pgUrl, `drop schema if exists ${PG_BOSS_SCHEMA} cascade`);
   const forget = peer === 'pg-boss' ? dropOnInterrupt(dropSchema) : () => {};
   try {
-    const { child, ready: url } = await startChild({
-      name: peer,
-      label: peer,
-      exitedWhen: 'before listening',
-      args: ['--import', 'tsx', PEER_SERVER],
-      env: { ...process.env, BENCH_PEER: peer, BENCH_PEER_URL: peer === 'pg-boss' ? pgUrl : options.redisUrl },
-      timeoutMs: CHILD_TIMEOUT_MS,
-      ready: urlLine,
-    });
-    const target: Target = {
-      pid: child.pid ?? 0,
-      url: `${url}/cargo/load`,
-      headers: { 'content-type': 'application/json' },
-      body,
-    };
-    await recordOneResponse(target);
-    const { run } = await warmAndDrive(peer, target, options);
-    await stopChild(child, CHILD_TIMEOUT_MS);
-    return run;
+    const url = peer === 'pg-boss' ? pgUrl : options.redisUrl;
+    return await driveScript(options, peer, PEER_SERVER, { BENCH_PEER: peer, BENCH_PEER_URL: url }, body);
   } finally {
     if (peer === 'pg-boss') {
       await dropSchema();
       forget();
     }
-  }
-}
-
-async function adminQuery(pgUrl: string, query: string): Promise<void> {
-  const client = new pg.Client({ connectionString: pgUrl });
-  await client.connect();
-  try {
-    await client.query(query);
-  } finally {
-    await client.end();
   }
 }
 

@@ -54,19 +54,21 @@ async function freshSqlite(prefix: string): Promise<BenchDatabase> {
   };
 }
 
+/** One statement on its own connection to `pgUrl` (schemas made and dropped around a run). */
+export async function adminQuery(pgUrl: string, query: string): Promise<void> {
+  const client = new pg.Client({ connectionString: pgUrl });
+  await client.connect();
+  try {
+    await client.query(query);
+  } finally {
+    await client.end();
+  }
+}
+
 async function freshPostgres(pgUrl: string): Promise<BenchDatabase> {
   const schema = `barge_bench_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-  const admin = async (query: string) => {
-    const client = new pg.Client({ connectionString: pgUrl });
-    await client.connect();
-    try {
-      await client.query(query);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`create schema ${schema}`);
-  const dropSchema = () => admin(`drop schema if exists ${schema} cascade`);
+  await adminQuery(pgUrl, `create schema ${schema}`);
+  const dropSchema = () => adminQuery(pgUrl, `drop schema if exists ${schema} cascade`);
   const forget = dropOnInterrupt(dropSchema);
   const database = openDatabase(pgUrl, { schema });
   await migrate(database);
