@@ -26,11 +26,21 @@ export function* requestsOfCargo(cargo: StoredCargoRequest): Generator<BatchRequ
   const records = cargo.is_records === 1;
   for (let i = 0; i < requests.length; i++) {
     yield {
-      customId: customIdFor(cargo.id, records ? i : null),
+      customId: customIdOfRequest(cargo.id, records, i),
       // The stored text came from JSON.stringify, so this is exactly the stored model input.
       input: JSON.stringify((requests[i] as { modelInput: unknown }).modelInput),
     };
   }
+}
+
+/** The custom ids requestsOfCargo gives, from the cargo row alone (without its request text). */
+export function* customIdsOfCargo(cargo: { id: string; is_records: number; request_count: number }): Generator<string> {
+  for (let i = 0; i < cargo.request_count; i++) yield customIdOfRequest(cargo.id, cargo.is_records === 1, i);
+}
+
+/** A records cargo's requests carry their index; a single request is the cargo's own id. */
+function customIdOfRequest(cargoId: string, records: boolean, index: number): string {
+  return customIdFor(cargoId, records ? index : null);
 }
 
 /** The cheapest valid request, sent only to reach a provider's minimum batch size. */
@@ -39,4 +49,29 @@ const PADDING_INPUT = JSON.stringify({ max_tokens: 1, messages: [{ role: 'user',
 /** Filler requests `from`..`to - 1`, whose results are discarded. */
 export function* paddingRequests(from: number, to: number): Generator<BatchRequest> {
   for (let i = from; i < to; i++) yield { customId: paddingId(i), input: PADDING_INPUT };
+}
+
+/** The custom ids of paddingRequests(from, to). */
+export function* paddingIds(from: number, to: number): Generator<string> {
+  for (let i = from; i < to; i++) yield paddingId(i);
+}
+
+/**
+ * A batch's items in cargo order, then filler up to `total`: `ofCargo` gives each cargo's, and
+ * `filler(from, to)` the rest (padding to a provider's minimum).
+ */
+export async function* paddedTo<C, T>(
+  cargo: AsyncIterable<C>,
+  ofCargo: (cargo: C) => Iterable<T>,
+  total: number,
+  filler: (from: number, to: number) => Iterable<T>,
+): AsyncGenerator<T> {
+  let count = 0;
+  for await (const one of cargo) {
+    for (const item of ofCargo(one)) {
+      count++;
+      yield item;
+    }
+  }
+  yield* filler(count, total);
 }
