@@ -78,7 +78,7 @@ export async function submitBatch(ctx: PipelineContext, batch: BatchRow): Promis
  */
 async function waitsForJobSlot(ctx: PipelineContext, provider: Provider, batch: BatchRow): Promise<boolean> {
   const limit = provider.limits.maxJobsInProgress;
-  if (!Number.isFinite(limit) || (await countJobsInProgress(ctx.database, provider.name)) < limit) return false;
+  if (limit === undefined || (await countJobsInProgress(ctx.database, provider.name)) < limit) return false;
   const now = ctx.clock.now();
   await rescheduleBatch(ctx.database, {
     batchId: batch.id,

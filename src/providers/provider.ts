@@ -26,9 +26,9 @@ export interface ProviderLimits {
   defaultMaxWaitMs: number;
   /**
    * Jobs of this provider barge lets run at once (Bedrock: the account's quota on jobs in progress,
-   * BARGE_BEDROCK_MAX_JOBS); a batch past it waits its turn. Infinity: no limit.
+   * BARGE_BEDROCK_MAX_JOBS); a batch past it waits its turn. Absent: no limit.
    */
-  maxJobsInProgress: number;
+  maxJobsInProgress?: number;
 }
 
 /** One step of submitting a batch. Called again with the returned state until it says `submitted`. */

@@ -223,7 +223,6 @@ for (const backend of await backends()) {
           minRequests: 1,
           completionWindowMs: 86_400_000,
           defaultMaxWaitMs: 0,
-          maxJobsInProgress: Number.POSITIVE_INFINITY,
         },
         async submit() {
           const jobId = `job-${++submits}`;

@@ -45,7 +45,6 @@ const ANTHROPIC_LIMITS: ProviderLimits = {
   // cargo's wait, while it makes fewer, larger batches: fewer creates and polls against the batch
   // API's per-minute limit (which counts every batch endpoint) and fewer jobs to watch.
   defaultMaxWaitMs: 60_000,
-  maxJobsInProgress: Number.POSITIVE_INFINITY,
 };
 
 export interface AnthropicProviderOptions {

@@ -27,7 +27,6 @@ const MOCK_LIMITS: ProviderLimits = {
   completionWindowMs: DAY_MS,
   // svc-mock stands in for a batch API in integration tests: flush quickly.
   defaultMaxWaitMs: 500,
-  maxJobsInProgress: Number.POSITIVE_INFINITY,
 };
 
 export interface MockProviderOptions {

@@ -50,7 +50,6 @@ const OPENAI_LIMITS: ProviderLimits = {
   // A batch takes minutes to hours, so a minute spent filling a group is cheap, and fewer, fuller
   // batches spare OpenAI's batch-creation limit (2,000 per hour) and the per-batch upload.
   defaultMaxWaitMs: 60_000,
-  maxJobsInProgress: Number.POSITIVE_INFINITY,
 };
 
 /** Uploaded input files expire after this long even if barge never deletes them (a crash between
