@@ -5,7 +5,7 @@ import { isDatabaseUnavailable, retryThroughOutage } from '../store/outage.js';
 import { collectResults } from './collector.js';
 import type { PipelineContext } from './context.js';
 import { failBatch } from './fail-batch.js';
-import { jobRefOf } from './job-ref.js';
+import { cleanUpJob, jobRefOf } from './job-ref.js';
 import { judgeProviderFailure } from './provider-errors.js';
 
 /**
@@ -64,7 +64,7 @@ export async function checkBatch(ctx: PipelineContext, batch: BatchRow): Promise
       });
     }
     // What the job left at the provider (OpenAI's input file) goes; a failure here costs nothing.
-    await provider.cleanup(job).catch((err) => ctx.log.warn({ batch: batch.id, err }, 'provider cleanup failed'));
+    await cleanUpJob(ctx, provider, batch.id, job);
     return true;
   } catch (err) {
     const verdict = judgeProviderFailure(err, batch, ctx.clock.now());

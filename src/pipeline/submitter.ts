@@ -9,7 +9,7 @@ import { recordedJobIds, recordSubmitIntent, saveProviderState } from '../store/
 import { isDatabaseUnavailable, retryThroughOutage } from '../store/outage.js';
 import { countCargoMoves, type PipelineContext } from './context.js';
 import { failBatch } from './fail-batch.js';
-import { jobRefOf } from './job-ref.js';
+import { cleanUpJob, jobRefOf } from './job-ref.js';
 import { judgeProviderFailure } from './provider-errors.js';
 
 /** How soon a batch waiting for a job slot looks again: a count of running batches is cheap. */
@@ -60,9 +60,7 @@ export async function submitBatch(ctx: PipelineContext, batch: BatchRow): Promis
       await failBatch(ctx, batch, `errored: ${verdict.error}`);
       // No job was made (the create was refused): what the earlier steps left (OpenAI's uploaded
       // file, Bedrock's staged input) goes, as it would once a job ended.
-      await provider
-        .cleanup(jobRefOf(ctx.database, batch, { jobId: '', state: progress.state }))
-        .catch((e) => ctx.log.warn({ batch: batch.id, err: e }, 'provider cleanup failed'));
+      await cleanUpJob(ctx, provider, batch.id, jobRefOf(ctx.database, batch, { jobId: '', state: progress.state }));
       return;
     }
     ctx.log.warn({ batch: batch.id, provider: batch.provider, err }, 'batch submission failed; will retry');
