@@ -74,6 +74,16 @@ function prepared(sql) {
   return statement;
 }
 
+/**
+ * What a statement (or the BEGIN before it: `notBegun`) threw, with SQLite's code.
+ * @param {number} id @param {unknown} err @param {boolean} notBegun
+ * @returns {Reply}
+ */
+function errorReply(id, err, notBegun) {
+  const e = /** @type {{ message?: string; code?: string }} */ (err);
+  return { id, error: { message: String(e.message ?? err), code: e.code, ...(notBegun ? { notBegun } : {}) } };
+}
+
 port.on('message', (/** @type {Query | 'close'} */ message) => {
   if (message === 'close') {
     if (idleTimer) clearTimeout(idleTimer);
@@ -93,8 +103,7 @@ port.on('message', (/** @type {Query | 'close'} */ message) => {
     try {
       prepared('begin immediate').run();
     } catch (err) {
-      const e = /** @type {{ message?: string; code?: string }} */ (err);
-      port.postMessage({ id: message.id, error: { message: String(e.message ?? err), code: e.code, notBegun: true } });
+      port.postMessage(errorReply(message.id, err, true));
       return;
     }
   }
@@ -108,8 +117,7 @@ port.on('message', (/** @type {Query | 'close'} */ message) => {
       reply = { id: message.id, changes, lastInsertRowid };
     }
   } catch (err) {
-    const e = /** @type {{ message?: string; code?: string }} */ (err);
-    reply = { id: message.id, error: { message: String(e.message ?? err), code: e.code } };
+    reply = errorReply(message.id, err, false);
   }
   port.postMessage(reply);
   if (!readonly || (inTransaction && !db.inTransaction)) wrote();

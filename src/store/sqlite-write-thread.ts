@@ -54,10 +54,11 @@ class WriteThreadDriver implements Driver {
   private releases: (() => void)[] = [];
   private readonly connection: DatabaseConnection;
   private closed = false;
-  /** A transaction has begun in Kysely's eyes and its BEGIN goes with the next statement. */
-  private beginWithNext = false;
-  /** The thread's connection is inside a transaction this driver began. */
-  private transactionOpen = false;
+  /**
+   * `pending`: a transaction has begun in Kysely's eyes and its BEGIN goes with the next
+   * statement; `open`: the thread's connection is inside it.
+   */
+  private transaction: 'none' | 'pending' | 'open' = 'none';
 
   constructor(
     private readonly path: string,
@@ -94,24 +95,18 @@ class WriteThreadDriver implements Driver {
   // every transaction, and the write lock is taken when there is something to write. A
   // transaction that runs no statement sends nothing.
   async beginTransaction(): Promise<void> {
-    this.beginWithNext = true;
+    this.transaction = 'pending';
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    if (this.beginWithNext) {
-      this.beginWithNext = false;
-      return;
-    }
-    await connection.executeQuery(CompiledQuery.raw('commit'));
-    this.transactionOpen = false;
+    if (this.transaction === 'open') await connection.executeQuery(CompiledQuery.raw('commit'));
+    this.transaction = 'none';
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    this.beginWithNext = false;
     // Nothing to roll back when no statement ran, or when BEGIN itself failed.
-    if (!this.transactionOpen) return;
-    await connection.executeQuery(CompiledQuery.raw('rollback'));
-    this.transactionOpen = false;
+    if (this.transaction === 'open') await connection.executeQuery(CompiledQuery.raw('rollback'));
+    this.transaction = 'none';
   }
 
   /** Lets every statement already asked for finish, then closes the thread's connection. */
@@ -129,10 +124,9 @@ class WriteThreadDriver implements Driver {
   }
 
   private async execute<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    const begin = this.beginWithNext;
-    this.beginWithNext = false;
+    const begin = this.transaction === 'pending';
     const reply = await this.post(query, begin);
-    if (begin) this.transactionOpen = !('error' in reply && reply.error.notBegun);
+    if (begin) this.transaction = 'error' in reply && reply.error.notBegun ? 'none' : 'open';
     if ('error' in reply) throw new SqliteThreadError(reply.error.message, reply.error.code);
     if ('rows' in reply) return { rows: reply.rows as R[] };
     return { rows: [], numAffectedRows: BigInt(reply.changes), insertId: BigInt(reply.lastInsertRowid) };
@@ -173,7 +167,7 @@ class WriteThreadDriver implements Driver {
   /** The thread is gone: nothing in flight can be known to have run. The next statement restarts it. */
   private fail(err: Error): void {
     this.worker = null;
-    this.transactionOpen = false;
+    this.transaction = 'none';
     for (const waiter of this.pending.values()) waiter.reject(err);
     this.pending.clear();
   }
