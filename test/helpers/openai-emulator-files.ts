@@ -6,7 +6,7 @@
  * batch part stores its output and error files here too (`purpose: batch_output`).
  */
 import { EXTRA_FIELD, type MultipartForm, type Route, randomId } from './emulator-http.js';
-import { openAIError } from './openai-emulator-lines.js';
+import { cursorPage, openAIError } from './openai-emulator-lines.js';
 
 const DAY_S = 24 * 60 * 60;
 
@@ -52,26 +52,13 @@ export class FileStore {
 
   /** `GET /v1/files`: the cursor page of files not deleted, newest first unless `order=asc`. */
   private list(query: Record<string, string>) {
-    const limit = query.limit === undefined ? 10_000 : Number(query.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) {
-      throw openAIError(400, `Invalid 'limit': an integer from 1 to 10000 expected, got ${query.limit}.`, 'limit');
-    }
     const order = query.order ?? 'desc';
     if (order !== 'asc' && order !== 'desc') {
       throw openAIError(400, `Invalid 'order': 'asc' or 'desc' expected, got ${order}.`, 'order');
     }
     const live = this.all().filter((f) => !f.deleted && (query.purpose === undefined || f.purpose === query.purpose));
     const ordered = order === 'asc' ? live : live.reverse();
-    const start = query.after === undefined ? 0 : ordered.findIndex((f) => f.id === query.after) + 1;
-    const rest = query.after !== undefined && start === 0 ? [] : ordered.slice(start);
-    const page = rest.slice(0, limit);
-    return {
-      object: 'list',
-      data: page.map((f) => this.view(f)),
-      first_id: page[0]?.id ?? null,
-      last_id: page.at(-1)?.id ?? null,
-      has_more: rest.length > limit,
-    };
+    return cursorPage(ordered, query, { defaultLimit: 10_000, maxLimit: 10_000 }, (f) => this.view(f));
   }
 
   private upload(form: unknown): StoredFile {

@@ -41,6 +41,34 @@ export function openAIErrorBody(
 export const openAIError = (status: number, message: string, param: string | null = null, code: string | null = null) =>
   new HttpError(status, openAIErrorBody(status, message, param, code));
 
+/**
+ * One page of an OpenAI list endpoint over `ordered` (in the order the endpoint lists): `limit`
+ * (from 1 to `maxLimit`, else the API's 400), the cursor `after` (an id; one that is not listed
+ * gives an empty page), and the envelope `{object, data, first_id, last_id, has_more}`.
+ */
+export function cursorPage<T extends { id: string }>(
+  ordered: readonly T[],
+  query: Record<string, string>,
+  limits: { defaultLimit: number; maxLimit: number },
+  view: (item: T) => unknown,
+) {
+  const limit = query.limit === undefined ? limits.defaultLimit : Number(query.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > limits.maxLimit) {
+    const expected = `an integer from 1 to ${limits.maxLimit} expected, got ${query.limit}.`;
+    throw openAIError(400, `Invalid 'limit': ${expected}`, 'limit');
+  }
+  const start = query.after === undefined ? 0 : ordered.findIndex((item) => item.id === query.after) + 1;
+  const rest = query.after !== undefined && start === 0 ? [] : ordered.slice(start);
+  const page = rest.slice(0, limit);
+  return {
+    object: 'list',
+    data: page.map(view),
+    first_id: page[0]?.id ?? null,
+    last_id: page.at(-1)?.id ?? null,
+    has_more: rest.length > limit,
+  };
+}
+
 /** What a test can choose for one request (by custom_id); the default is `succeeded`. */
 export type OpenAIOutcome =
   | { type: 'succeeded'; body?: Record<string, unknown> }

@@ -34,6 +34,7 @@ import { FileStore } from './openai-emulator-files.js';
 import {
   type BatchError,
   CHAT_COMPLETIONS,
+  cursorPage,
   type InputLine,
   type OpenAIOutcome,
   openAIError,
@@ -330,21 +331,8 @@ export async function startOpenAIEmulator(options: OpenAIEmulatorOptions = {}) {
   }
 
   function list(query: Record<string, string>) {
-    const limit = query.limit === undefined ? 20 : Number(query.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
-      throw openAIError(400, `Invalid 'limit': an integer from 1 to 100 expected, got ${query.limit}.`, 'limit');
-    }
     const newestFirst = [...batches.values()].reverse();
-    const start = query.after === undefined ? 0 : newestFirst.findIndex((b) => b.id === query.after) + 1;
-    const rest = query.after !== undefined && start === 0 ? [] : newestFirst.slice(start);
-    const page = rest.slice(0, limit);
-    return {
-      object: 'list',
-      data: page.map(view),
-      first_id: page[0]?.id ?? null,
-      last_id: page.at(-1)?.id ?? null,
-      has_more: rest.length > limit,
-    };
+    return cursorPage(newestFirst, query, { defaultLimit: 20, maxLimit: 100 }, view);
   }
 
   const routes: Route[] = [
