@@ -11,6 +11,7 @@ import * as narrowCargo from './migrations/009_narrow_cargo.js';
 import * as usage from './migrations/010_usage.js';
 import * as submitSteps from './migrations/011_submit_steps.js';
 import * as refusals from './migrations/012_refusals.js';
+import * as cargoBatchOrder from './migrations/013_cargo_batch_order.js';
 
 interface Migration {
   up(db: Kysely<any>, dialect: Database['dialect']): Promise<void>;
@@ -31,6 +32,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['010_usage', usage],
   ['011_submit_steps', submitSteps],
   ['012_refusals', refusals],
+  ['013_cargo_batch_order', cargoBatchOrder],
 ];
 
 export interface MigrationReport {

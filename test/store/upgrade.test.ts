@@ -181,7 +181,8 @@ for (const backend of await backends()) {
           .execute();
 
         const report = await migrate(db.database);
-        assert.deepEqual(report.applied, ['010_usage', '011_submit_steps', '012_refusals']);
+        // Those three, then whatever came after them.
+        assert.deepEqual(report.applied.slice(0, 3), ['010_usage', '011_submit_steps', '012_refusals']);
         const result = await db.database.read
           .selectFrom('results')
           .selectAll()
