@@ -191,7 +191,7 @@ async function seed(database: Database, callbackUrl: string, n: number, mode: Mo
     await insertCargo(database, rows);
     if (mode === 'pipeline') continue;
     const input = (JSON.parse(REQUEST_JSON) as { requests: { modelInput: ModelInput }[] }).requests[0]?.modelInput;
-    const outcome = mockRespond('svc-mock', input as ModelInput);
+    const outcome = mockRespond('svc-mock', JSON.stringify(input));
     if (!outcome.success) throw new Error('svc-mock failed the bench request');
     const response = JSON.stringify(outcome.response);
     // Results are stored under a batch's lease, as the collector stores them.

@@ -53,7 +53,8 @@ export function costOf(
 
 /** A result's usage: its tokens and their cost. */
 export function usageOf(prices: ModelPrices | null, tokens: Tokens): Usage {
-  return { ...tokens, ...costOf(prices, tokens) };
+  const { costUsd, standardCostUsd } = costOf(prices, tokens);
+  return { inputTokens: tokens.inputTokens, outputTokens: tokens.outputTokens, costUsd, standardCostUsd };
 }
 
 function perMillion(tokens: Tokens, input: number, output: number): number {

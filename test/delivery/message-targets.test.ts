@@ -210,7 +210,10 @@ const KINDS: Kind[] = [
 // Responses of an exact size.
 
 const responseBytes = (prompt: string) => {
-  const outcome = mockRespond('svc-mock', { max_tokens: 1024, messages: [{ role: 'user', content: prompt }] });
+  const outcome = mockRespond(
+    'svc-mock',
+    JSON.stringify({ max_tokens: 1024, messages: [{ role: 'user', content: prompt }] }),
+  );
   assert.ok(outcome.success);
   return Buffer.byteLength(JSON.stringify(outcome.response), 'utf8');
 };

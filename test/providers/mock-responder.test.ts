@@ -3,11 +3,8 @@ import { test } from 'node:test';
 import type { ModelInput } from '../../src/domain/cargo-request.js';
 import { mockRespond } from '../../src/providers/mock/responder.js';
 
-const input = (content: string, extra: Partial<ModelInput> = {}): ModelInput => ({
-  max_tokens: 1024,
-  messages: [{ role: 'user', content }],
-  ...extra,
-});
+const input = (content: string, extra: Partial<ModelInput> = {}): string =>
+  JSON.stringify({ max_tokens: 1024, messages: [{ role: 'user', content }], ...extra } satisfies ModelInput);
 
 function message(outcome: ReturnType<typeof mockRespond>) {
   assert.ok(outcome.success, 'expected a success');
@@ -60,14 +57,17 @@ test('trigger phrases in the last user message fail or expire the request', () =
   const expired = mockRespond('svc-mock', input('svc-mock:expire'));
   assert.ok(!expired.success && expired.kind === 'expired');
   // Only the last user message counts.
-  const earlier = mockRespond('svc-mock', {
-    max_tokens: 10,
-    messages: [
-      { role: 'user', content: 'svc-mock:fail' },
-      { role: 'assistant', content: 'ok' },
-      { role: 'user', content: [{ type: 'text', text: 'now fine' }] },
-    ],
-  });
+  const earlier = mockRespond(
+    'svc-mock',
+    JSON.stringify({
+      max_tokens: 10,
+      messages: [
+        { role: 'user', content: 'svc-mock:fail' },
+        { role: 'assistant', content: 'ok' },
+        { role: 'user', content: [{ type: 'text', text: 'now fine' }] },
+      ],
+    }),
+  );
   assert.equal(earlier.success, true);
 });
 

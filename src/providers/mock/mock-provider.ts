@@ -101,7 +101,7 @@ export class MockProvider implements Provider {
         error: CANCELED_ERROR,
       };
     }
-    const outcome = mockRespond(model, JSON.parse(request.input) as Parameters<typeof mockRespond>[1]);
+    const outcome = mockRespond(model, request.input);
     return outcome.success
       ? { customId, success: true, response: outcome.response }
       : { customId, success: false, kind: outcome.kind, error: outcome.error };

@@ -22,7 +22,9 @@ const FILLER = (
   'or mailbox while the service keeps each step in the database so nothing is lost'
 ).split(' ');
 
-export function mockRespond(model: string, input: ModelInput): MockOutcome {
+/** Answers one request, given as its model input's JSON text (as stored and sent to providers). */
+export function mockRespond(model: string, inputJson: string): MockOutcome {
+  const input = JSON.parse(inputJson) as ModelInput;
   const prompt = lastUserText(input.messages);
   if (prompt.includes(TRIGGERS.fail)) {
     return {
@@ -40,9 +42,10 @@ export function mockRespond(model: string, input: ModelInput): MockOutcome {
   }
 
   // The service collects every result through this function, so it is written for speed (a batch
-  // holds up to 100,000 requests): the digest's bytes are read directly, and words are counted
-  // without splitting the text into arrays.
-  const digest = createHash('sha256').update(model).update(JSON.stringify(input)).digest();
+  // holds up to 100,000 requests): the digest is of the text as given (not of the input serialised
+  // again), its bytes are read directly, and words are counted without splitting the text into
+  // arrays.
+  const digest = createHash('sha256').update(model).update(inputJson).digest();
   const fillerWords = 12 + (((digest[0] as number) * 256 + (digest[1] as number)) % 24);
   // The prompt's words, separated by single spaces (what splitting on /\s+/ and joining gives).
   const said = prompt.replace(/\s+/g, ' ').trim();
