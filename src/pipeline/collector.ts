@@ -19,6 +19,7 @@ import { extendLease } from '../store/leases.js';
 import { type AwaitingCargo, cargoAwaitingResults, cargoRequest } from '../store/results/awaiting.js';
 import { type StagedRecord, stagedRecordResults, stageRecordResults } from '../store/results/stage-records.js';
 import { type NewResult, storeResults } from '../store/results/store.js';
+import { nextTurn, TimeSlices } from '../turns.js';
 import { countCargoMoves, type PipelineContext } from './context.js';
 
 /**
@@ -26,16 +27,6 @@ import { countCargoMoves, type PipelineContext } from './context.js';
  * commit (one fsync) carries a couple of megabytes rather than a few hundred kilobytes.
  */
 const FLUSH_EVERY = 2000;
-
-/**
- * Building results is synchronous work, and a provider's result stream may never wait on I/O, so
- * a collection would otherwise hold the event loop from one flush to the next. A turn every
- * TURN_EVERY results lets the rest of the process run (HTTP requests, timers) and lets the chunk
- * being written take its next step: on the SQLite write thread every statement of its transaction
- * is a round trip that waits for such a turn.
- */
-const TURN_EVERY = 100;
-const turn = () => new Promise((resolve) => setImmediate(resolve));
 
 /**
  * Streams an ended job's results into the mailbox. Plain cargo get their result as it arrives;
@@ -95,6 +86,7 @@ async function collect(
     await writer.settle();
 
     const missing = missingError(options);
+    const slices = new TimeSlices();
     for (const cargo of awaiting.values()) {
       if (cargo.isRecords) {
         plain.push(await assembleRecordsCargo(ctx, cargo, missing, prices));
@@ -102,6 +94,7 @@ async function collect(
         plain.push(newResult(cargo, false, null, missing, usageOf(prices, NO_TOKENS)));
       }
       if (plain.length >= FLUSH_EVERY) await flush();
+      else await slices.pause();
     }
     await flush();
     await writer.settle();
@@ -143,7 +136,11 @@ async function collectInto(
   options: CollectOptions,
   { awaiting, plain, staged, seen, flush, prices, padding }: Collection,
 ): Promise<void> {
-  let sinceTurn = 0;
+  // Building results is synchronous work, and a provider's result stream may never wait on I/O,
+  // so a collection would otherwise hold the event loop from one flush to the next: the rest of
+  // the process (HTTP requests, timers) and the chunk being written, whose every statement on the
+  // SQLite write thread is a round trip that waits for a turn, get one every few milliseconds.
+  const slices = new TimeSlices();
   for await (const result of provider.results(job)) {
     const id = parseCustomId(result.customId);
     // A failed request used nothing.
@@ -166,10 +163,7 @@ async function collectInto(
       plain.push(newResult(cargo, outcome.success, outcome.responseJson, outcome.error, usageOf(prices, tokens)));
     }
     if (plain.length + staged.length >= FLUSH_EVERY) await flush();
-    else if (++sinceTurn >= TURN_EVERY) {
-      sinceTurn = 0;
-      await turn();
-    }
+    else await slices.pause();
   }
 }
 
@@ -189,7 +183,7 @@ class ChunkWriter {
     // Awaited by the next flush or settle; until then its failure must not count as unhandled.
     writing.catch(() => {});
     this.inFlight = writing;
-    await turn();
+    await nextTurn();
   }
 
   /** Waits for the write in flight; rejects if it failed. */

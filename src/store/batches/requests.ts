@@ -8,22 +8,14 @@ import {
   type StoredCargoRequest,
 } from '../../domain/batch-requests.js';
 import type { Database } from '../database.js';
+import { pagesById } from '../pages.js';
 
 /** Cargo read at once: enough per round trip, and a bounded slice of a large batch in memory. */
 const PAGE = 500;
 
-/**
- * A batch's cargo rows in id order, a page at a time (`page(after)` reads the PAGE rows after an
- * id): a 100,000-request batch is never held whole.
- */
-async function* cargoPages<R extends { id: string }>(page: (after: string) => Promise<R[]>): AsyncIterable<R> {
-  let after = '';
-  for (;;) {
-    const rows = await page(after);
-    yield* rows;
-    if (rows.length < PAGE) return;
-    after = (rows[rows.length - 1] as R).id;
-  }
+/** A batch's cargo rows in id order, a page at a time: a 100,000-request batch is never held whole. */
+function cargoPages<R extends { id: string }>(page: (after: string, size: number) => Promise<R[]>): AsyncIterable<R> {
+  return pagesById(PAGE, page);
 }
 
 /**
@@ -31,7 +23,7 @@ async function* cargoPages<R extends { id: string }>(page: (after: string) => Pr
  * minimum): what the submitter streams to the provider, and what svc-mock replays.
  */
 export function batchRequests(database: Database, batchId: string, total: number): AsyncIterable<BatchRequest> {
-  const cargo = cargoPages<StoredCargoRequest>((after) =>
+  const cargo = cargoPages<StoredCargoRequest>((after, size) =>
     database.read
       .selectFrom('cargo as c')
       .innerJoin('cargo_requests as q', 'q.cargo_id', 'c.id')
@@ -39,7 +31,7 @@ export function batchRequests(database: Database, batchId: string, total: number
       .where('c.batch_id', '=', batchId)
       .where('c.id', '>', after)
       .orderBy('c.id')
-      .limit(PAGE)
+      .limit(size)
       .execute(),
   );
   return paddedTo(cargo, requestsOfCargo, total, paddingRequests);
@@ -51,14 +43,14 @@ export function batchRequests(database: Database, batchId: string, total: number
  * position (Bedrock) needs them without reading the requests' text again.
  */
 export function batchCustomIds(database: Database, batchId: string, total: number): AsyncIterable<string> {
-  const cargo = cargoPages((after) =>
+  const cargo = cargoPages((after, size) =>
     database.read
       .selectFrom('cargo')
       .select(['id', 'is_records', 'request_count'])
       .where('batch_id', '=', batchId)
       .where('id', '>', after)
       .orderBy('id')
-      .limit(PAGE)
+      .limit(size)
       .execute(),
   );
   return paddedTo(cargo, customIdsOfCargo, total, paddingIds);

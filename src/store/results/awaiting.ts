@@ -1,6 +1,7 @@
 import { movableFrom } from '../../domain/lifecycle.js';
 import type { Database } from '../database.js';
 import { requestedChannels } from '../deliveries/create.js';
+import { pagesById } from '../pages.js';
 import type { DeliveryChannelName } from '../schema.js';
 
 export interface AwaitingCargo {
@@ -12,21 +13,33 @@ export interface AwaitingCargo {
   channels: DeliveryChannelName[];
 }
 
+/** Cargo read at once: each read is short (the main connection's reads hold the event loop). */
+const PAGE = 1000;
+
 /** The cargo of a batch that have no result yet (a re-run of a collection skips the rest). */
 export async function cargoAwaitingResults(database: Database, batchId: string): Promise<AwaitingCargo[]> {
-  const rows = await database.read
-    .selectFrom('cargo')
-    .select(['id', 'is_records', 'request_count', 'result_ttl_seconds', 'callback_url', 'callback'])
-    .where('batch_id', '=', batchId)
-    .where('status', 'in', movableFrom('result'))
-    .execute();
-  return rows.map((r) => ({
-    id: r.id,
-    isRecords: r.is_records === 1,
-    requestCount: r.request_count,
-    resultTtlSeconds: r.result_ttl_seconds,
-    channels: requestedChannels(r.callback_url, r.callback),
-  }));
+  const awaiting: AwaitingCargo[] = [];
+  const rows = pagesById(PAGE, (after, size) =>
+    database.read
+      .selectFrom('cargo')
+      .select(['id', 'is_records', 'request_count', 'result_ttl_seconds', 'callback_url', 'callback'])
+      .where('batch_id', '=', batchId)
+      .where('id', '>', after)
+      .where('status', 'in', movableFrom('result'))
+      .orderBy('id')
+      .limit(size)
+      .execute(),
+  );
+  for await (const r of rows) {
+    awaiting.push({
+      id: r.id,
+      isRecords: r.is_records === 1,
+      requestCount: r.request_count,
+      resultTtlSeconds: r.result_ttl_seconds,
+      channels: requestedChannels(r.callback_url, r.callback),
+    });
+  }
+  return awaiting;
 }
 
 /** A cargo's request as stored (JSON text). */
