@@ -37,11 +37,8 @@
  * Env:   BENCH_PIPELINE_N, BENCH_PIPELINE_RUNS, BENCH_DATABASE_URL (flags win).
  * Exit:  1 when a run breaks or loses cargo; the goals are reported, not enforced.
  */
-import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { parseArgs, promisify } from 'node:util';
+import { parseArgs } from 'node:util';
 import autocannon, { type Result } from 'autocannon';
 import { sql } from 'kysely';
 import { createApiKey } from '../src/store/admin/api-keys.js';
@@ -58,10 +55,11 @@ import {
   pendingRow,
   withFreshDatabase,
 } from './lib/database.js';
+import { buildIfAsked, type EntryPoint, entryPoint } from './lib/entry-point.js';
 import { installCleanup, runMain } from './lib/lifecycle.js';
 import { bounded, modeList, postgresUrl } from './lib/options.js';
 import { bytesWrittenBy, cpuSecondsOf, memoryOf } from './lib/proc.js';
-import { bargeEnv, cpuProfFlags, ROOT, type Service, startServe, stopChild } from './lib/processes.js';
+import { bargeEnv, cpuProfFlags, type Service, startServe, stopChild } from './lib/processes.js';
 import { databaseKind, fmt, goal, log, machineLine, ms, spread } from './lib/report.js';
 import { median, type Percentiles, percentiles } from './lib/stats.js';
 
@@ -96,10 +94,8 @@ interface Options {
   pgUrl: string | null;
   /** Where the worker child of drain runs writes a V8 CPU profile, or null. */
   cpuProfDir: string | null;
-  /** The `barge` entry point the children run: dist/src/cli/main.js, or another (.js or .ts). */
-  cli: string;
-  /** Run `npm run build` first, so dist/ holds the code under test. */
-  build: boolean;
+  /** The `barge` the children run (lib/entry-point.ts). */
+  entry: EntryPoint;
   /** Extra node flags for every service child, e.g. `--max-old-space-size=128`. */
   nodeOptions: string[];
   /** Drain runs also drain through this provider's emulator. */
@@ -146,8 +142,7 @@ function parseOptions(): Options {
     rssSeconds: bounded('rss-seconds', values['rss-seconds'] ?? '120', 5, 900),
     pgUrl,
     cpuProfDir: values['cpu-prof'] ?? null,
-    cli: resolve(values.cli ?? join(ROOT, 'dist/src/cli/main.js')),
-    build: values.cli === undefined && !values['no-build'],
+    entry: entryPoint(values.cli, values['no-build'] === true),
     nodeOptions: (values['node-options'] ?? '').split(' ').filter(Boolean),
     provider: provider === 'mock' ? null : (provider as BenchProvider),
   };
@@ -303,21 +298,13 @@ async function startService(
     name: `barge serve --role ${role}`,
     label: role,
     exitedWhen: 'at start',
-    cli: options.cli,
+    cli: options.entry.cli,
     role,
     nodeFlags: [...options.nodeOptions, ...nodeFlags],
     env,
-    cwd: checkoutRoot(options.cli),
+    cwd: options.entry.root,
     timeoutMs: CHILD_TIMEOUT_MS,
   });
-}
-
-/** The directory of the package.json above the entry point (where tsx and packages resolve). */
-function checkoutRoot(cli: string): string {
-  for (let dir = dirname(cli); dir !== dirname(dir); dir = dirname(dir)) {
-    if (existsSync(join(dir, 'package.json'))) return dir;
-  }
-  throw new Error(`no package.json above ${cli}`);
 }
 
 async function stopService(service: Service): Promise<void> {
@@ -712,10 +699,7 @@ function reportRss(options: Options, rss: RssRun): void {
 async function main(): Promise<void> {
   const options = parseOptions();
   installCleanup('bench:pipeline', timeLimitMs(options), { onSignal: 'graceful', childTimeoutMs: CHILD_TIMEOUT_MS });
-  if (options.build) {
-    log('building (npm run build)');
-    await promisify(execFile)('npm', ['run', '--silent', 'build'], { cwd: ROOT, timeout: 180_000 });
-  }
+  await buildIfAsked(options.entry);
   if (options.rss) {
     reportRss(options, await rssRun(options));
     return;

@@ -20,8 +20,13 @@
  * shares its event loop with it. Each run uses a fresh database (a temp SQLite file with the
  * service's durable settings, or a fresh schema with --db postgres://...).
  *
+ * The worker runs the built dist/ (`npm run build` first; --no-build skips it), as an installed
+ * `barge` runs; --cli runs another entry point instead (lib/entry-point.ts), to compare versions.
+ * Besides the rates it prints the CPU time a delivery costs the worker (all its threads, from 10 %
+ * to 90 % of the deliveries) and a request costs the bare loop.
+ *
  * Usage: npm run bench:webhook -- [--n 10000] [--runs 2] [--only pipeline,stored] [--per-host 32]
- *                                 [--db postgres://...] [--cpu-prof DIR]
+ *                                 [--db postgres://...] [--cpu-prof DIR] [--no-build] [--cli PATH]
  * Env:   BENCH_WEBHOOK_N, BENCH_WEBHOOK_RUNS, BENCH_DATABASE_URL (flags win).
  * Exit:  1 when a run breaks or a delivery is lost; the goals are reported, not enforced.
  */
@@ -40,13 +45,13 @@ import { insertCargo } from '../src/store/cargo/insert.js';
 import type { Database } from '../src/store/database.js';
 import { storeResults } from '../src/store/results/store.js';
 import { benchProject, pendingRow, withFreshDatabase } from './lib/database.js';
+import { buildIfAsked, type EntryPoint, entryPoint } from './lib/entry-point.js';
 import { installCleanup, makeTempDir, runMain } from './lib/lifecycle.js';
 import { bounded, modeList, postgresUrl } from './lib/options.js';
-import { bargeEnv, cpuProfFlags, ROOT, type Service, startServe, stopChild, track } from './lib/processes.js';
+import { cpuSecondsOf } from './lib/proc.js';
+import { bargeEnv, cpuProfFlags, type Service, startServe, stopChild, track } from './lib/processes.js';
 import { databaseKind, fmt, goal, log, machineLine, ms, spread } from './lib/report.js';
 import { median, type Percentiles, percentiles } from './lib/stats.js';
-
-const CLI = join(ROOT, 'src/cli/main.ts');
 
 const GOAL_RATIO = 0.5;
 const GOAL_P99_MS = 1000;
@@ -59,6 +64,8 @@ type Mode = 'pipeline' | 'stored';
 const MODES: readonly Mode[] = ['pipeline', 'stored'];
 
 interface Options {
+  /** The `barge` the worker runs (lib/entry-point.ts). */
+  entry: EntryPoint;
   n: number;
   runs: number;
   only: Mode[];
@@ -76,12 +83,15 @@ function parseOptions(): Options {
       only: { type: 'string' },
       db: { type: 'string' },
       'cpu-prof': { type: 'string' },
+      cli: { type: 'string' },
+      'no-build': { type: 'boolean', default: false },
     },
   });
   const env = process.env;
   const pgUrl = postgresUrl(values.db);
   const only = modeList(values.only, MODES);
   return {
+    entry: entryPoint(values.cli, values['no-build'] === true),
     only,
     n: bounded('n', values.n ?? env.BENCH_WEBHOOK_N ?? '10000', 1, 200_000),
     runs: bounded('runs', values.runs ?? env.BENCH_WEBHOOK_RUNS ?? '2', 1, 10),
@@ -204,7 +214,7 @@ async function seed(database: Database, callbackUrl: string, n: number, mode: Mo
         provider_model: 'svc-mock',
         // Ended: the worker's poller leaves it alone; the lease is what storeResults checks.
         status: 'ended',
-        job_id: 'bench',
+        job_id: `bench-${lease.batchId}`,
         cargo_count: rows.length,
         request_count: rows.length,
         padding_count: 0,
@@ -270,16 +280,16 @@ function workerEnv(options: Options, databaseUrl: string): NodeJS.ProcessEnv {
   });
 }
 
-async function startWorker(env: NodeJS.ProcessEnv, nodeFlags: string[]): Promise<Service> {
+async function startWorker(entry: EntryPoint, env: NodeJS.ProcessEnv, nodeFlags: string[]): Promise<Service> {
   return startServe({
     name: 'the worker',
     label: 'worker',
     exitedWhen: 'at start',
-    cli: CLI,
+    cli: entry.cli,
     role: 'worker',
     nodeFlags,
     env,
-    cwd: ROOT,
+    cwd: entry.root,
     timeoutMs: CHILD_TIMEOUT_MS,
   });
 }
@@ -293,6 +303,10 @@ interface Run {
   latency: Percentiles;
   bareSeconds: number;
   bareRate: number;
+  /** The worker's CPU time a delivery (all its threads), between 10 % and 90 % of the deliveries. */
+  workerCpuUs: number;
+  /** The bare loop's CPU time a request (this process). */
+  bareCpuUs: number;
 }
 
 async function run(options: Options, receiver: Receiver, index: number, mode: Mode): Promise<Run> {
@@ -300,14 +314,24 @@ async function run(options: Options, receiver: Receiver, index: number, mode: Mo
     await seed(bench.database, receiver.url, options.n, mode);
     await receiver.take();
     const profile = cpuProfFlags(options.cpuProfDir);
-    const worker = await startWorker(workerEnv(options, bench.url), profile);
+    const worker = await startWorker(options.entry, workerEnv(options, bench.url), profile);
     const deadline = Date.now() + deliveryTimeoutMs(options.n);
+    // The worker's CPU time between 10 % and 90 % of the deliveries: what a delivery costs it in
+    // its steady state (start-up and the last stragglers left out).
+    const window: { count: number; cpuS: number }[] = [];
     for (;;) {
       const count = await deliveredCount(bench.database);
+      const cpuS = cpuSecondsOf(worker.child.pid);
+      if (window.length === 0 ? count >= options.n * 0.1 : window.length === 1 && count >= options.n * 0.9) {
+        window.push({ count, cpuS });
+      }
       if (count >= options.n) break;
       if (Date.now() > deadline) throw new Error(`only ${count} of ${options.n} deliveries done in time`);
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
+    const [from, to] = window;
+    const workerCpuUs =
+      from && to && to.count > from.count ? ((to.cpuS - from.cpuS) * 1e6) / (to.count - from.count) : Number.NaN;
     const doneAt = await lastDeliveryEnded(bench.database);
     const code = await stopChild(worker.child, CHILD_TIMEOUT_MS);
     if (code !== 0) throw new Error(`the worker exited with code ${code}`);
@@ -346,7 +370,10 @@ async function run(options: Options, receiver: Receiver, index: number, mode: Mo
         metadataJson: r.metadata,
       }),
     }));
+    const bareCpuAtStart = process.cpuUsage();
     const bareSeconds = await bareLoop(receiver.url, bodies, options.perHost);
+    const bareCpu = process.cpuUsage(bareCpuAtStart);
+    const bareCpuUs = (bareCpu.user + bareCpu.system) / options.n;
     const bareArrivals = await receiver.take();
     if (bareArrivals.size !== options.n) throw new Error(`bare loop: ${bareArrivals.size} of ${options.n} arrived`);
 
@@ -356,12 +383,15 @@ async function run(options: Options, receiver: Receiver, index: number, mode: Mo
       latency,
       bareSeconds,
       bareRate: options.n / bareSeconds,
+      workerCpuUs,
+      bareCpuUs,
     };
     log(
       `${mode} #${index}: delivered ${fmt(options.n)} in ${deliverySeconds.toFixed(2)} s = ${fmt(result.deliveryRate)}/s ` +
         `(stored → received: first ${ms(latency.min)}, p50 ${ms(latency.p50)}, p99 ${ms(latency.p99)}, max ${ms(latency.max)}` +
         `${mode === 'stored' ? ', with the worker start-up' : ''}); ` +
-        `bare loop ${bareSeconds.toFixed(2)} s = ${fmt(result.bareRate)}/s; ratio ${(result.deliveryRate / result.bareRate).toFixed(2)}`,
+        `bare loop ${bareSeconds.toFixed(2)} s = ${fmt(result.bareRate)}/s; ratio ${(result.deliveryRate / result.bareRate).toFixed(2)}; ` +
+        `CPU a delivery: worker ${workerCpuUs.toFixed(0)} µs, bare loop ${bareCpuUs.toFixed(0)} µs`,
     );
     return result;
   });
@@ -433,6 +463,13 @@ function report(options: Options, runs: Map<Mode, Run[]>): void {
         (v) => `${fmt(v)}/s`,
       )}`,
       `    ratio delivery / bare: ${spread(ratios, (v) => v.toFixed(2))}  (goal >= ${GOAL_RATIO}: ${goal(median(ratios) >= GOAL_RATIO)})`,
+      `    CPU a delivery: worker ${spread(
+        list.map((r) => r.workerCpuUs),
+        (v) => `${v.toFixed(0)} µs`,
+      )}, bare loop ${spread(
+        list.map((r) => r.bareCpuUs),
+        (v) => `${v.toFixed(0)} µs`,
+      )}`,
     );
   }
   process.stdout.write(`${lines.join('\n')}\n\n`);
@@ -441,6 +478,7 @@ function report(options: Options, runs: Map<Mode, Run[]>): void {
 async function main(): Promise<void> {
   const options = parseOptions();
   installCleanup('bench:webhook', timeLimitMs(options), { onSignal: 'immediate', childTimeoutMs: CHILD_TIMEOUT_MS });
+  await buildIfAsked(options.entry);
   const receiver = await startReceiver();
   try {
     // Warm the receiver (and this process's client) up before anything is measured.

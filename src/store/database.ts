@@ -1,7 +1,7 @@
 import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, type SqliteDatabase as KyselySqliteDatabase, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { type OutageEvent, OutageWatch } from './outage.js';
 import type { Schema } from './schema.js';
@@ -70,7 +70,7 @@ function openSqlite(path: string, writeThread: boolean): Database {
   }
   const sqlite = new SqliteDatabase(path);
   for (const pragma of SQLITE_PRAGMAS) sqlite.pragma(pragma);
-  const read = new Kysely<Schema>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const read = new Kysely<Schema>({ dialect: new SqliteDialect({ database: preparedOnce(sqlite) }) });
   const write =
     writeThread && path !== ':memory:'
       ? new Kysely<Schema>({ dialect: writeThreadDialect(path, SQLITE_PRAGMAS) })
@@ -83,6 +83,30 @@ function openSqlite(path: string, writeThread: boolean): Database {
     close: async () => {
       if (write !== read) await write.destroy();
       await read.destroy();
+    },
+  };
+}
+
+/** Statements kept prepared, at most (multi-row statements of each length have their own text). */
+const PREPARED_MAX = 500;
+
+/**
+ * The main connection with each statement prepared once: Kysely's SQLite driver prepares every
+ * query it runs, and the workers run the same few queries thousands of times (preparing was about
+ * a tenth of the time the delivery loop spent reading). A statement still iterating (a stream) is
+ * not shared: the next use prepares its own.
+ */
+function preparedOnce(sqlite: SqliteDatabase.Database): KyselySqliteDatabase {
+  const statements = new Map<string, SqliteDatabase.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(sql) {
+      const known = statements.get(sql);
+      if (known !== undefined && !known.busy) return known;
+      const statement = sqlite.prepare(sql);
+      if (statements.size >= PREPARED_MAX) statements.clear();
+      statements.set(sql, statement);
+      return statement;
     },
   };
 }

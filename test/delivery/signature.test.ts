@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { signWebhook } from '../../src/delivery/webhook/signature.js';
+import { SigningKeys, signWebhook } from '../../src/delivery/webhook/signature.js';
 import { generateWebhookSecret } from '../../src/domain/webhook-secret.js';
 
 describe('signWebhook', () => {
@@ -31,5 +31,24 @@ describe('signWebhook', () => {
 
   test('an empty secret is refused', () => {
     assert.throws(() => signWebhook('whsec_', 'dlv_x', 1, '{}'), /cannot be empty/);
+  });
+
+  test('SigningKeys opens a stored secret once and signs as the secret itself does', () => {
+    const secret = generateWebhookSecret();
+    const opened: string[] = [];
+    const keys = new SigningKeys((stored, projectId) => {
+      opened.push(`${projectId}:${stored}`);
+      return stored === 'sealed' ? null : secret;
+    });
+    const key = keys.get('stored', 'prj_a');
+    assert.ok(key !== null);
+    assert.equal(keys.get('stored', 'prj_a'), key);
+    assert.equal(signWebhook(key, 'dlv_x', 1_700_000_000, '{}'), signWebhook(secret, 'dlv_x', 1_700_000_000, '{}'));
+    // A secret that does not open stays unusable, and is not opened again.
+    assert.equal(keys.get('sealed', 'prj_a'), null);
+    assert.equal(keys.get('sealed', 'prj_a'), null);
+    // The same stored text of another project is opened for that project (sealing binds the project).
+    keys.get('stored', 'prj_b');
+    assert.deepEqual(opened, ['prj_a:stored', 'prj_a:sealed', 'prj_b:stored']);
   });
 });

@@ -7,7 +7,7 @@ import type { DueDelivery } from '../../store/deliveries/claim.js';
 import { type DeliveryChannel, type DeliveryTarget, type DispatchOutcome, failed } from '../channel.js';
 import type { HostAddresses } from './host-address.js';
 import { BlockedAddressError, blockedLiteral } from './http-client.js';
-import { signWebhook } from './signature.js';
+import { SigningKeys, signWebhook } from './signature.js';
 
 const EXCERPT_BYTES = 512;
 
@@ -31,8 +31,11 @@ export interface WebhookChannelOptions {
  */
 export class WebhookChannel implements DeliveryChannel {
   readonly name = 'webhook';
+  private readonly keys: SigningKeys;
 
-  constructor(private readonly options: WebhookChannelOptions) {}
+  constructor(private readonly options: WebhookChannelOptions) {
+    this.keys = new SigningKeys((stored, projectId) => usableWebhookSecret(stored, options.secretKey, projectId));
+  }
 
   concurrencyKey(target: DeliveryTarget): Promise<string> {
     return this.options.addresses.key(target.callbackUrl);
@@ -57,9 +60,7 @@ export class WebhookChannel implements DeliveryChannel {
 
     // The stored secrets may be sealed; one that does not open (BARGE_SECRET_KEY missing or
     // changed) is the operator's to fix: the attempt fails, retryable, and the log says why.
-    const secrets = due.webhookSecrets.map((stored) =>
-      usableWebhookSecret(stored, this.options.secretKey, due.projectId),
-    );
+    const secrets = due.webhookSecrets.map((stored) => this.keys.get(stored, due.projectId));
     const [current] = secrets;
     if (current === null || current === undefined) {
       this.options.log.error(
@@ -81,8 +82,8 @@ export class WebhookChannel implements DeliveryChannel {
     const messageId = due.delivery.id;
     const timestamp = Math.floor(this.options.now() / 1000);
     const signature = secrets
-      .filter((secret) => secret !== null)
-      .map((secret) => signWebhook(secret, messageId, timestamp, body))
+      .filter((key) => key !== null)
+      .map((key) => signWebhook(key, messageId, timestamp, body))
       .join(' ');
 
     try {

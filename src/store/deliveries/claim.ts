@@ -7,9 +7,12 @@ import { nextDueAt } from '../leases.js';
 import type { DeliveryChannelName, Schema } from '../schema.js';
 import type { DeliveryRow } from './create.js';
 
+/** What an attempt needs of its delivery row. */
+export type LeasedDeliveryRow = Pick<DeliveryRow, 'id' | 'cargo_id' | 'channel' | 'trigger' | 'attempts'>;
+
 /** Everything an attempt needs: the delivery, its cargo's result and target, the project's secrets. */
 export interface DueDelivery {
-  delivery: DeliveryRow;
+  delivery: LeasedDeliveryRow;
   cargoId: string;
   projectId: string;
   projectSlug: string;
@@ -138,36 +141,29 @@ export async function loadLeasedDeliveries(
   const order = new Map(ids.map((id, i) => [id, i]));
   rows.sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
   return rows.map((row) => {
-    const {
-      project_id,
-      project_slug,
-      notification_email,
-      callback_url,
-      callback,
-      metadata,
-      success,
-      response,
-      error_message,
-      webhook_secret,
-      previous_webhook_secret,
-      previous_webhook_secret_until,
-      ...delivery
-    } = row;
-    const secrets = [webhook_secret];
-    if (previous_webhook_secret && (previous_webhook_secret_until ?? 0) > now) secrets.push(previous_webhook_secret);
+    const secrets = row.webhook_secret === null ? [] : [row.webhook_secret];
+    if (row.previous_webhook_secret && (row.previous_webhook_secret_until ?? 0) > now) {
+      secrets.push(row.previous_webhook_secret);
+    }
     return {
-      delivery,
-      cargoId: delivery.cargo_id,
-      projectId: project_id,
-      projectSlug: project_slug,
-      notificationEmail: notification_email,
-      callbackUrl: callback_url,
-      callback,
-      metadata,
-      success: success === 1,
-      response,
-      errorMessage: error_message,
-      webhookSecrets: secrets.filter((s): s is string => s !== null),
+      delivery: {
+        id: row.id,
+        cargo_id: row.cargo_id,
+        channel: row.channel,
+        trigger: row.trigger,
+        attempts: row.attempts,
+      },
+      cargoId: row.cargo_id,
+      projectId: row.project_id,
+      projectSlug: row.project_slug,
+      notificationEmail: row.notification_email,
+      callbackUrl: row.callback_url,
+      callback: row.callback,
+      metadata: row.metadata,
+      success: row.success === 1,
+      response: row.response,
+      errorMessage: row.error_message,
+      webhookSecrets: secrets,
     };
   });
 }
@@ -201,8 +197,12 @@ function heldQuery(database: Database, ids: string[], lockedBy: string) {
     .innerJoin('cargo_requests as q', 'q.cargo_id', 'c.id')
     .innerJoin('results as r', 'r.cargo_id', 'c.id')
     .innerJoin('projects as p', 'p.id', 'c.project_id')
-    .selectAll('d')
     .select([
+      'd.id',
+      'd.cargo_id',
+      'd.channel',
+      'd.trigger',
+      'd.attempts',
       'c.project_id',
       'c.callback_url',
       'c.callback',

@@ -42,31 +42,39 @@ export async function recordAttempts(database: Database, finished: FinishedAttem
         .execute();
       for (const row of rows) current.set(row.id, row);
     }
-    const accepted = finished.flatMap((f) => {
+    const accepted: { f: FinishedAttempt; delivery: { cargo_id: string; attempts: number } }[] = [];
+    for (const f of finished) {
       const delivery = current.get(f.deliveryId);
-      return delivery && delivery.locked_by === f.workerId && delivery.status === 'pending' ? [{ ...f, delivery }] : [];
-    });
+      if (delivery && delivery.locked_by === f.workerId && delivery.status === 'pending')
+        accepted.push({ f, delivery });
+    }
     for (const part of statementChunks(
       accepted,
       11,
-      (f) => (f.attempt.error_detail?.length ?? 0) + (f.attempt.response_excerpt?.length ?? 0),
+      ({ f }) => (f.attempt.error_detail?.length ?? 0) + (f.attempt.response_excerpt?.length ?? 0),
     )) {
       await tx
         .insertInto('delivery_attempts')
         .values(
-          part.map((f) => ({
+          part.map(({ f, delivery }) => ({
             id: newId('att', now),
             delivery_id: f.deliveryId,
-            attempt: f.delivery.attempts + 1,
-            ...f.attempt,
+            attempt: delivery.attempts + 1,
+            trigger: f.attempt.trigger,
+            started_at: f.attempt.started_at,
+            duration_ms: f.attempt.duration_ms,
+            status_code: f.attempt.status_code,
+            error_class: f.attempt.error_class,
+            error_detail: f.attempt.error_detail,
+            response_excerpt: f.attempt.response_excerpt,
           })),
         )
         .execute();
     }
     // Deliveries that end up alike (typically: delivered, same status code) are updated by one
     // statement.
-    const alike = new Map<string, { f: (typeof accepted)[number]; ids: string[] }>();
-    for (const f of accepted) {
+    const alike = new Map<string, { f: FinishedAttempt; ids: string[] }>();
+    for (const { f } of accepted) {
       const { verdict, attempt } = f;
       const key = JSON.stringify([
         f.workerId,
@@ -101,7 +109,9 @@ export async function recordAttempts(database: Database, finished: FinishedAttem
           .execute();
       }
     }
-    const ended = [...new Set(accepted.filter((f) => f.verdict.kind !== 'retry').map((f) => f.delivery.cargo_id))];
+    const ended = [
+      ...new Set(accepted.filter(({ f }) => f.verdict.kind !== 'retry').map(({ delivery }) => delivery.cargo_id)),
+    ];
     for (const part of chunks(ended)) await settleCargoStatuses(tx, database.dialect, part, now);
   });
 }
