@@ -1,10 +1,12 @@
 /** The webhook channel: a signed POST (Standard Webhooks) to the cargo's callback URL. */
+import type { Readable } from 'node:stream';
 import { type Agent, request } from 'undici';
 import { webhookPayloadJson } from '../../domain/envelope.js';
 import { usableWebhookSecret } from '../../domain/webhook-secret.js';
 import type { Logger } from '../../ports.js';
 import type { DueDelivery } from '../../store/deliveries/claim.js';
 import { type DeliveryChannel, type DeliveryTarget, type DispatchOutcome, failed } from '../channel.js';
+import { RequestDeadlines } from './deadlines.js';
 import type { HostAddresses } from './host-address.js';
 import { BlockedAddressError, blockedLiteral } from './http-client.js';
 import { SigningKeys, signWebhook } from './signature.js';
@@ -32,9 +34,11 @@ export interface WebhookChannelOptions {
 export class WebhookChannel implements DeliveryChannel {
   readonly name = 'webhook';
   private readonly keys: SigningKeys;
+  private readonly deadlines: RequestDeadlines;
 
   constructor(private readonly options: WebhookChannelOptions) {
     this.keys = new SigningKeys((stored, projectId) => usableWebhookSecret(stored, options.secretKey, projectId));
+    this.deadlines = new RequestDeadlines(options.timeoutMs);
   }
 
   concurrencyKey(target: DeliveryTarget): Promise<string> {
@@ -86,6 +90,7 @@ export class WebhookChannel implements DeliveryChannel {
       .map((key) => signWebhook(key, messageId, timestamp, body))
       .join(' ');
 
+    const deadline = this.deadlines.start();
     try {
       const response = await request(url, {
         method: 'POST',
@@ -99,7 +104,7 @@ export class WebhookChannel implements DeliveryChannel {
           'webhook-timestamp': String(timestamp),
           'webhook-signature': signature,
         },
-        signal: AbortSignal.timeout(this.options.timeoutMs),
+        signal: deadline.signal,
       });
       const excerpt = await readExcerpt(response.body);
       if (response.statusCode >= 200 && response.statusCode < 300) {
@@ -122,23 +127,33 @@ export class WebhookChannel implements DeliveryChannel {
         );
       }
       return classifyError(err, this.options.timeoutMs);
+    } finally {
+      deadline.done();
     }
   }
 }
 
-/** The first bytes of the body, for the attempt log; the rest is not read. */
-async function readExcerpt(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<string | null> {
-  const parts: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    parts.push(chunk);
-    size += chunk.length;
-    if (size >= EXCERPT_BYTES) {
+/**
+ * The first bytes of the body, for the attempt log; the rest is not read. Read from the stream's
+ * events: its async iterator costs more than the few bytes a receiver usually answers with.
+ */
+function readExcerpt(body: Readable): Promise<string | null> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    let size = 0;
+    const done = () => resolve(size === 0 ? null : Buffer.concat(parts).subarray(0, EXCERPT_BYTES).toString('utf8'));
+    body.on('data', (chunk: Buffer) => {
+      parts.push(chunk);
+      size += chunk.length;
+      if (size < EXCERPT_BYTES) return;
+      body.removeAllListeners('end');
+      body.on('error', () => {});
       body.destroy();
-      break;
-    }
-  }
-  return size === 0 ? null : Buffer.concat(parts).subarray(0, EXCERPT_BYTES).toString('utf8');
+      done();
+    });
+    body.once('end', done);
+    body.once('error', reject);
+  });
 }
 
 function classifyError(err: unknown, timeoutMs: number): DispatchOutcome {
