@@ -25,13 +25,13 @@ import { buildProviders } from './providers/registry.js';
 import { createApiKey } from './store/admin/api-keys.js';
 import { findProjectConnection } from './store/admin/connections.js';
 import { countProjects, createProject, sealPlaintextWebhookSecrets } from './store/admin/projects.js';
-import { cargoRowBytes, insertCargoRows, type NewCargo } from './store/cargo/insert.js';
+import { cargoInsertStatements, cargoRowBytes, type NewCargo } from './store/cargo/insert.js';
 import { type Database, openDatabase, outageMessage } from './store/database.js';
 import { GroupCommitWriter } from './store/group-commit.js';
 import { migrate } from './store/migrate.js';
-import { NEW_CARGO_CHANNEL, notifyNewCargo, notifyResultsStored, RESULTS_STORED_CHANNEL } from './store/notify.js';
+import { NEW_CARGO_CHANNEL, newCargoNotice, notifyResultsStored, RESULTS_STORED_CHANNEL } from './store/notify.js';
 import { isDatabaseUnavailable } from './store/outage.js';
-import { countAcceptedCargo } from './store/storage-usage.js';
+import { acceptedCargoStatements } from './store/storage-usage.js';
 
 /**
  * Submission groups committing at once on PostgreSQL: one gathering rows while others are in
@@ -202,20 +202,21 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
   if (role === 'all' || role === 'api') {
     const cargoWriter = new GroupCommitWriter<NewCargo>(
       async (rows) => {
-        // The storage budget's counters move in the insert's transaction (store/storage-usage.ts),
+        // One transaction: the rows, then the storage budget's counters (store/storage-usage.ts),
         // last, so that groups committing at once wait for each other's lock on a project's
-        // counters only for the end of their transactions. The NOTIFY goes in it too: PostgreSQL
-        // sends it at the commit that makes the rows visible, where a NOTIFY of its own would cost
-        // a second commit (and WAL flush) per group.
-        await database.write.transaction().execute(async (tx) => {
-          await insertCargoRows(tx, rows);
-          await countAcceptedCargo(
-            tx,
+        // counters only for the end of their transactions, then the NOTIFY (PostgreSQL sends it at
+        // the commit that makes the rows visible, where a NOTIFY of its own would cost a second
+        // commit and WAL flush per group). Sent together: on a SQLite file the write thread runs
+        // the whole transaction from one message.
+        await database.writeAll([
+          ...cargoInsertStatements(database.write, rows),
+          ...acceptedCargoStatements(
+            database.write,
             database.dialect,
             rows.map((row) => ({ projectId: row.project_id, bytes: cargoRowBytes(row), at: row.created_at })),
-          );
-          await notifyNewCargo(database, tx);
-        });
+          ),
+          ...newCargoNotice(database),
+        ]);
         countAccepted(metrics, rows);
         pipeline?.wake();
       },

@@ -1,7 +1,13 @@
 import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, type SqliteDatabase as KyselySqliteDatabase, PostgresDialect, SqliteDialect } from 'kysely';
+import {
+  type CompiledQuery,
+  Kysely,
+  type SqliteDatabase as KyselySqliteDatabase,
+  PostgresDialect,
+  SqliteDialect,
+} from 'kysely';
 import pg from 'pg';
 import { type OutageEvent, OutageWatch } from './outage.js';
 import type { Schema } from './schema.js';
@@ -19,6 +25,12 @@ export interface Database {
   read: Kysely<Schema>;
   write: Kysely<Schema>;
   dialect: Dialect;
+  /**
+   * Runs the statements in one transaction, in order; for statements that need nothing of each
+   * other's results (the group commit's). On a SQLite file they go to the write thread in one
+   * message, where a transaction of Kysely calls waits for a turn of the event loop after each.
+   */
+  writeAll(statements: readonly CompiledQuery[]): Promise<void>;
   /** SQLite: the database file (its file system's free space is watched); null in memory and on PostgreSQL. */
   file: string | null;
   /**
@@ -71,13 +83,14 @@ function openSqlite(path: string, writeThread: boolean): Database {
   const sqlite = new SqliteDatabase(path);
   for (const pragma of SQLITE_PRAGMAS) sqlite.pragma(pragma);
   const read = new Kysely<Schema>({ dialect: new SqliteDialect({ database: preparedOnce(sqlite) }) });
-  const write =
-    writeThread && path !== ':memory:'
-      ? new Kysely<Schema>({ dialect: writeThreadDialect(path, SQLITE_PRAGMAS) })
-      : read;
+  const thread = writeThread && path !== ':memory:' ? writeThreadDialect(path, SQLITE_PRAGMAS) : null;
+  const write = thread ? new Kysely<Schema>({ dialect: thread }) : read;
   return {
     read,
     write,
+    writeAll: thread
+      ? (statements) => thread.runScript(statements)
+      : (statements) => inOneTransaction(write, statements),
     dialect: 'sqlite',
     file: path === ':memory:' ? null : path,
     close: async () => {
@@ -85,6 +98,14 @@ function openSqlite(path: string, writeThread: boolean): Database {
       await read.destroy();
     },
   };
+}
+
+/** Each statement after the one before, in one transaction. */
+async function inOneTransaction(db: Kysely<Schema>, statements: readonly CompiledQuery[]): Promise<void> {
+  if (statements.length === 0) return;
+  await db.transaction().execute(async (tx) => {
+    for (const statement of statements) await tx.executeQuery(statement);
+  });
 }
 
 /** Statements kept prepared, at most (multi-row statements of each length have their own text). */
@@ -230,6 +251,7 @@ function openPostgres(url: string, options: OpenOptions): Database {
   return {
     read: db,
     write: db,
+    writeAll: (statements) => inOneTransaction(db, statements),
     dialect: 'postgres',
     file: null,
     listen,

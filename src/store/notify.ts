@@ -1,12 +1,18 @@
-import { type Kysely, sql } from 'kysely';
+import { type CompiledQuery, sql } from 'kysely';
 import type { Database } from './database.js';
 import type { Schema } from './schema.js';
 
 /** New pending cargo committed: workers in other processes wake their batcher. */
 export const NEW_CARGO_CHANNEL = 'barge_new_cargo';
 
-export async function notifyNewCargo(database: Database, within: Kysely<Schema> = database.write): Promise<void> {
-  if (database.dialect === 'postgres') await sql`select pg_notify(${NEW_CARGO_CHANNEL}, '')`.execute(within);
+/**
+ * The NOTIFY for new cargo, as a statement of the transaction that inserts them (PostgreSQL sends
+ * it at the commit that makes the rows visible); none on SQLite, whose workers share the process.
+ */
+export function newCargoNotice(database: Database): CompiledQuery[] {
+  return database.dialect === 'postgres'
+    ? [sql`select pg_notify(${NEW_CARGO_CHANNEL}, '')`.compile(database.write)]
+    : [];
 }
 
 /** Results were stored (deliveries are due): delivery workers in other processes wake. */

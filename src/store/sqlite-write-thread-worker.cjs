@@ -10,7 +10,10 @@ const Database = require('better-sqlite3');
 
 /** `begin`: the statement is the first of a transaction, to run after BEGIN IMMEDIATE. */
 /** @typedef {{ id: number; sql: string; parameters: unknown[]; begin: boolean }} Query */
-/** @typedef {{ id: number; rows: unknown[] } | { id: number; changes: number; lastInsertRowid: number | bigint } | { id: number; error: { message: string; code: string | undefined; notBegun?: boolean } }} Reply */
+/** A whole transaction in one message: its statements, run between BEGIN IMMEDIATE and COMMIT. */
+/** @typedef {{ id: number; script: { sql: string; parameters: unknown[] }[] }} Script */
+/** @typedef {{ rows: unknown[] } | { changes: number; lastInsertRowid: number | bigint }} Result */
+/** @typedef {{ id: number } & Result | { id: number; ran: number } | { id: number; error: { message: string; code: string | undefined; notBegun?: boolean } }} Reply */
 
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
 const { path, pragmas } = /** @type {{ path: string; pragmas: string[] }} */ (workerData);
@@ -84,11 +87,52 @@ function errorReply(id, err, notBegun) {
   return { id, error: { message: String(e.message ?? err), code: e.code, ...(notBegun ? { notBegun } : {}) } };
 }
 
-port.on('message', (/** @type {Query | 'close'} */ message) => {
+/**
+ * Runs one statement.
+ * @param {{ sql: string; parameters: unknown[] }} query
+ * @returns {Result}
+ */
+function run(query) {
+  const statement = prepared(query.sql);
+  if (statement.reader) return { rows: statement.all(query.parameters) };
+  const { changes, lastInsertRowid } = statement.run(query.parameters);
+  return { changes, lastInsertRowid };
+}
+
+/**
+ * A transaction sent whole: every statement, then COMMIT, or ROLLBACK after the first that fails
+ * (its error is the reply). Nothing waits for the other thread between the statements.
+ * @param {Script} message
+ * @returns {Reply}
+ */
+function runScript(message) {
+  try {
+    prepared('begin immediate').run();
+  } catch (err) {
+    return errorReply(message.id, err, true);
+  }
+  try {
+    for (const query of message.script) run(query);
+    prepared('commit').run();
+    return { id: message.id, ran: message.script.length };
+  } catch (err) {
+    try {
+      prepared('rollback').run();
+    } catch {}
+    return errorReply(message.id, err, false);
+  }
+}
+
+port.on('message', (/** @type {Query | Script | 'close'} */ message) => {
   if (message === 'close') {
     if (idleTimer) clearTimeout(idleTimer);
     db.close();
     port.close();
+    return;
+  }
+  if ('script' in message) {
+    port.postMessage(runScript(message));
+    wrote();
     return;
   }
   /** @type {Reply} */
@@ -108,14 +152,8 @@ port.on('message', (/** @type {Query | 'close'} */ message) => {
     }
   }
   try {
-    const statement = prepared(message.sql);
-    readonly = statement.readonly;
-    if (statement.reader) {
-      reply = { id: message.id, rows: statement.all(message.parameters) };
-    } else {
-      const { changes, lastInsertRowid } = statement.run(message.parameters);
-      reply = { id: message.id, changes, lastInsertRowid };
-    }
+    readonly = prepared(message.sql).readonly;
+    reply = { id: message.id, ...run(message) };
   } catch (err) {
     reply = errorReply(message.id, err, false);
   }

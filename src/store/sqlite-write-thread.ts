@@ -20,18 +20,27 @@ import {
  *
  * The thread starts on the first statement, so a process that never writes never pays for it.
  */
-export function writeThreadDialect(path: string, pragmas: readonly string[]): KyselyDialect {
+export function writeThreadDialect(path: string, pragmas: readonly string[]): WriteThread {
+  const driver = new WriteThreadDriver(path, pragmas);
   return {
     createAdapter: () => new SqliteAdapter(),
-    createDriver: () => new WriteThreadDriver(path, pragmas),
+    createDriver: () => driver,
     createIntrospector: (db) => new SqliteIntrospector(db),
     createQueryCompiler: () => new SqliteQueryCompiler(),
+    runScript: (queries) => driver.runScript(queries),
   };
 }
 
+/** The dialect, and a whole transaction sent to the thread in one message (Database.writeAll). */
+export interface WriteThread extends KyselyDialect {
+  runScript(queries: readonly CompiledQuery[]): Promise<void>;
+}
+
+type Result = { rows: unknown[] } | { changes: number; lastInsertRowid: number | bigint };
+
 type Reply =
-  | { id: number; rows: unknown[] }
-  | { id: number; changes: number; lastInsertRowid: number | bigint }
+  | ({ id: number } & Result)
+  | { id: number; ran: number }
   | { id: number; error: { message: string; code: string | undefined; notBegun?: boolean } };
 
 /** An error the thread reported, with SQLite's code (SQLITE_CONSTRAINT_UNIQUE, ...). */
@@ -123,16 +132,36 @@ class WriteThreadDriver implements Driver {
     await exited;
   }
 
+  /**
+   * Runs the statements as one transaction on the thread, sent in one message: BEGIN IMMEDIATE,
+   * each statement, COMMIT (ROLLBACK after one that fails, whose error this throws). A transaction
+   * made of Kysely calls waits for the event loop's turn after each statement; this waits once.
+   * It takes the connection as a transaction does.
+   */
+  async runScript(queries: readonly CompiledQuery[]): Promise<void> {
+    if (queries.length === 0) return;
+    await this.acquireConnection();
+    try {
+      const reply = await this.post({ script: queries.map((q) => ({ sql: q.sql, parameters: q.parameters })) });
+      if ('error' in reply) throw new SqliteThreadError(reply.error.message, reply.error.code);
+    } finally {
+      await this.releaseConnection();
+    }
+  }
+
   private async execute<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     const begin = this.transaction === 'pending';
-    const reply = await this.post(query, begin);
+    const reply = await this.post({ sql: query.sql, parameters: query.parameters, begin });
     if (begin) this.transaction = 'error' in reply && reply.error.notBegun ? 'none' : 'open';
     if ('error' in reply) throw new SqliteThreadError(reply.error.message, reply.error.code);
     if ('rows' in reply) return { rows: reply.rows as R[] };
+    if (!('changes' in reply)) throw new Error('the SQLite write thread answered a statement as a script');
     return { rows: [], numAffectedRows: BigInt(reply.changes), insertId: BigInt(reply.lastInsertRowid) };
   }
 
-  private post(query: CompiledQuery, begin: boolean): Promise<Reply> {
+  private post(
+    message: { sql: string; parameters: readonly unknown[]; begin: boolean } | { script: unknown[] },
+  ): Promise<Reply> {
     if (this.closed && this.worker === null) return Promise.reject(new Error('database is closed'));
     const worker = this.worker ?? this.start();
     const id = this.nextId++;
@@ -140,7 +169,7 @@ class WriteThreadDriver implements Driver {
       this.pending.set(id, { resolve, reject });
       // Only work in flight may keep the process alive; an idle thread must not.
       if (this.pending.size === 1) worker.ref();
-      worker.postMessage({ id, sql: query.sql, parameters: query.parameters, begin });
+      worker.postMessage({ id, ...message });
     });
   }
 

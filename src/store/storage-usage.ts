@@ -1,4 +1,4 @@
-import { sql, type Transaction } from 'kysely';
+import { type CompiledQuery, type Kysely, sql } from 'kysely';
 import { DAY_MS } from '../domain/clock.js';
 import type { Database, Dialect } from './database.js';
 import type { Schema } from './schema.js';
@@ -22,16 +22,17 @@ export interface StorageUsage {
 }
 
 /**
- * Counts accepted cargo in the transaction that inserts them (the group commit's), and folds the
- * results' changes of the same projects. The counter rows are locked in project order, in the
- * first statement, so flushes of several API processes never deadlock; the change rows of a
- * project are only deleted under that lock.
+ * The statements that count accepted cargo in the transaction that inserts them (the group
+ * commit's, Database.writeAll), and fold the results' changes of the same projects. The counter
+ * rows are locked in project order, in the first statement, so flushes of several API processes
+ * never deadlock; the change rows of a project are only deleted under that lock. None needs the
+ * result of another, so a SQLite write thread runs them all from one message.
  */
-export async function countAcceptedCargo(
-  tx: Transaction<Schema>,
+export function acceptedCargoStatements(
+  db: Kysely<Schema>,
   dialect: Dialect,
   accepted: { projectId: string; bytes: number; at: number }[],
-): Promise<void> {
+): CompiledQuery[] {
   const byProject = new Map<string, { bytes: number; at: number }>();
   for (const { projectId, bytes, at } of accepted) {
     const sum = byProject.get(projectId);
@@ -40,9 +41,9 @@ export async function countAcceptedCargo(
       sum.at = Math.max(sum.at, at);
     } else byProject.set(projectId, { bytes, at });
   }
-  if (byProject.size === 0) return;
+  if (byProject.size === 0) return [];
   const projectIds = [...byProject.keys()].sort();
-  await tx
+  const count = db
     .insertInto('project_storage')
     .values(
       projectIds.map((id) => {
@@ -58,36 +59,37 @@ export async function countAcceptedCargo(
         day: sql`case when project_storage.day > excluded.day then project_storage.day else excluded.day end`,
       }),
     )
-    .execute();
-
-  const folded =
-    dialect === 'postgres'
-      ? (
-          await sql<{ project_id: string; bytes: string }>`with gone as (
-            delete from storage_changes where project_id in (${sql.join(projectIds)}) returning project_id, bytes)
-            select project_id, sum(bytes) as bytes from gone group by project_id`.execute(tx)
-        ).rows
-      : await foldSqlite(tx, projectIds);
-  for (const { project_id, bytes } of folded) {
-    if (Number(bytes) === 0) continue;
-    await tx
-      .updateTable('project_storage')
-      .set({ held_bytes: sql`held_bytes + ${Number(bytes)}` })
-      .where('project_id', '=', project_id)
-      .execute();
-  }
+    .compile();
+  return [count, ...foldChanges(db, dialect, projectIds)];
 }
 
-/** SQLite has one writer: the sum and the delete see the same rows. */
-async function foldSqlite(tx: Transaction<Schema>, projectIds: string[]) {
-  const rows = await tx
-    .selectFrom('storage_changes')
-    .select(['project_id', (eb) => eb.fn.sum<number>('bytes').as('bytes')])
-    .where('project_id', 'in', projectIds)
-    .groupBy('project_id')
-    .execute();
-  if (rows.length > 0) await tx.deleteFrom('storage_changes').where('project_id', 'in', projectIds).execute();
-  return rows;
+/**
+ * Adds the projects' change rows to their held bytes and deletes them. PostgreSQL deletes and
+ * sums in one statement, so a change a concurrent collector adds meanwhile is either folded or
+ * left for the next fold, never deleted unfolded; SQLite has one writer, so the sum and the
+ * delete see the same rows.
+ */
+function foldChanges(db: Kysely<Schema>, dialect: Dialect, projectIds: string[]): CompiledQuery[] {
+  const ids = sql.join(projectIds);
+  if (dialect === 'postgres') {
+    return [
+      sql`with gone as (delete from storage_changes where project_id in (${ids}) returning project_id, bytes),
+        sums as (select project_id, sum(bytes) as bytes from gone group by project_id)
+        update project_storage set held_bytes = project_storage.held_bytes + sums.bytes
+        from sums where project_storage.project_id = sums.project_id`.compile(db),
+    ];
+  }
+  return [
+    db
+      .updateTable('project_storage')
+      .set({
+        held_bytes: sql`held_bytes + (select coalesce(sum(s.bytes), 0) from storage_changes s
+          where s.project_id = project_storage.project_id)`,
+      })
+      .where('project_id', 'in', projectIds)
+      .compile(),
+    db.deleteFrom('storage_changes').where('project_id', 'in', projectIds).compile(),
+  ];
 }
 
 /** A project's counters now: its row, plus the results' changes not folded in yet. */

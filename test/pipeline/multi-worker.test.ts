@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { insertCargo } from '../../src/store/cargo/insert.js';
-import { notifyNewCargo } from '../../src/store/notify.js';
+import { newCargoNotice } from '../../src/store/notify.js';
 import { createProjectWithKey } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
 import { pendingCargoRow } from '../helpers/cargo-rows.js';
@@ -66,7 +66,7 @@ if (postgres) {
         const now = Date.now();
         const rows = Array.from({ length: CHUNK }, (_, k) => cargoRow(projectId, i + k, now));
         await insertCargo(db.database, rows);
-        await notifyNewCargo(db.database);
+        await db.database.writeAll(newCargoNotice(db.database));
       }
       t.diagnostic(`inserted ${TOTAL} cargo after ${Date.now() - started} ms`);
 

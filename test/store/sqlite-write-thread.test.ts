@@ -123,6 +123,48 @@ describe('SQLite write thread', () => {
     assert.equal(await countCargo(database, [next.id]), 1);
   });
 
+  test('writeAll runs its statements as one transaction: all of them, or none and the error with SQLite code', async () => {
+    const [a, b] = [cargoRow(projectId, Date.now()), cargoRow(projectId, Date.now())];
+    const insert = (row: NewCargo) => database.write.insertInto('cargo').values(cargoOnly(row)).compile();
+    const touch = (row: NewCargo) =>
+      database.write.updateTable('cargo').set({ updated_at: 7 }).where('id', '=', row.id).compile();
+    // In order: the update finds the row the statement before it inserted.
+    await database.writeAll([insert(a), touch(a)]);
+    const stored = await database.read
+      .selectFrom('cargo')
+      .select('updated_at')
+      .where('id', '=', a.id)
+      .executeTakeFirst();
+    assert.equal(stored?.updated_at, 7);
+    await assert.rejects(
+      database.writeAll([insert(b), insert(a)]),
+      (err: { code?: string }) => err.code === 'SQLITE_CONSTRAINT_PRIMARYKEY',
+    );
+    assert.equal(await countCargo(database, [b.id]), 0);
+  });
+
+  test('writeAll and Kysely transactions take turns on the connection', async () => {
+    const rows = Array.from({ length: 20 }, () => cargoRow(projectId, Date.now()));
+    await Promise.all(
+      rows.map((row, i) =>
+        i % 2 === 0
+          ? database.writeAll([database.write.insertInto('cargo').values(cargoOnly(row)).compile()])
+          : database.write.transaction().execute(async (tx) => {
+              await tx.insertInto('cargo').values(cargoOnly(row)).execute();
+              const seen = await tx.selectFrom('cargo').select('id').where('id', '=', row.id).executeTakeFirst();
+              assert.equal(seen?.id, row.id);
+            }),
+      ),
+    );
+    assert.equal(
+      await countCargo(
+        database,
+        rows.map((r) => r.id),
+      ),
+      20,
+    );
+  });
+
   test('concurrent transactions take turns: each sees its own reads and writes', async () => {
     const ids = await Promise.all(
       Array.from({ length: 20 }, async () =>

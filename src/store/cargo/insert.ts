@@ -1,4 +1,4 @@
-import type { Insertable, Transaction } from 'kysely';
+import type { CompiledQuery, Insertable, Kysely } from 'kysely';
 import { statementChunks } from '../chunks.js';
 import type { Database } from '../database.js';
 import type { CargoRequestsTable, CargoTable, Schema } from '../schema.js';
@@ -14,25 +14,25 @@ export function cargoRowBytes(row: NewCargo): number {
   return row.request_bytes + (row.metadata?.length ?? 0);
 }
 
-/** Inserts many cargo rows in one transaction (tests and tools; the API's group commit uses insertCargoRows). */
+/** Inserts many cargo rows in one transaction (tests and tools; the API's group commit writes cargoInsertStatements with more). */
 export async function insertCargo(database: Database, rows: NewCargo[]): Promise<void> {
-  await database.write.transaction().execute((tx) => insertCargoRows(tx, rows));
+  await database.writeAll(cargoInsertStatements(database.write, rows));
 }
 
 /**
- * Inserts many cargo rows as a step of the caller's transaction (the group commit's, which also
- * counts their bytes against the project's storage budget), in multi-row statements as large as
- * statementChunks allows.
+ * The statements that insert many cargo rows, in multi-row statements as large as
+ * statementChunks allows: part of the group commit's transaction, which also counts their bytes
+ * against the project's storage budget (Database.writeAll).
  */
-export async function insertCargoRows(tx: Transaction<Schema>, all: NewCargo[]): Promise<void> {
-  for (const rows of statementChunks(all, CARGO_COLUMNS, cargoRowBytes)) {
-    await tx
+export function cargoInsertStatements(db: Kysely<Schema>, all: NewCargo[]): CompiledQuery[] {
+  return statementChunks(all, CARGO_COLUMNS, cargoRowBytes).flatMap((rows) => [
+    db
       .insertInto('cargo')
       .values(rows.map(({ request: _, metadata: __, ...row }) => row))
-      .execute();
-    await tx
+      .compile(),
+    db
       .insertInto('cargo_requests')
       .values(rows.map((r) => ({ cargo_id: r.id, request: r.request, metadata: r.metadata ?? null })))
-      .execute();
-  }
+      .compile(),
+  ]);
 }
