@@ -1,6 +1,5 @@
 import { type CompiledQuery, sql } from 'kysely';
 import type { Database } from './database.js';
-import type { Schema } from './schema.js';
 
 /** New pending cargo committed: workers in other processes wake their batcher. */
 export const NEW_CARGO_CHANNEL = 'barge_new_cargo';
