@@ -209,10 +209,9 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
         // commit and WAL flush per group). Sent together: on a SQLite file the write thread runs
         // the whole transaction from one message.
         await database.writeAll([
-          ...cargoInsertStatements(database.write, rows),
+          ...cargoInsertStatements(database, rows),
           ...acceptedCargoStatements(
-            database.write,
-            database.dialect,
+            database,
             rows.map((row) => ({ projectId: row.project_id, bytes: cargoRowBytes(row), at: row.created_at })),
           ),
           ...newCargoNotice(database),

@@ -29,10 +29,10 @@ export interface StorageUsage {
  * result of another, so a SQLite write thread runs them all from one message.
  */
 export function acceptedCargoStatements(
-  db: Kysely<Schema>,
-  dialect: Dialect,
+  database: Database,
   accepted: { projectId: string; bytes: number; at: number }[],
 ): CompiledQuery[] {
+  const db = database.write;
   const byProject = new Map<string, { bytes: number; at: number }>();
   for (const { projectId, bytes, at } of accepted) {
     const sum = byProject.get(projectId);
@@ -60,7 +60,7 @@ export function acceptedCargoStatements(
       }),
     )
     .compile();
-  return [count, ...foldChanges(db, dialect, projectIds)];
+  return [count, ...foldChanges(db, database.dialect, projectIds)];
 }
 
 /**

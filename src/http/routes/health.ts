@@ -1,10 +1,10 @@
 /** GET /health (the process answers) and /health/ready (the database answers). */
 import type { FastifyInstance } from 'fastify';
-import { sql } from 'kysely';
 import { Type } from 'typebox';
 import { errors } from '../../domain/errors.js';
 import type { Database } from '../../store/database.js';
 import { isDatabaseUnavailable } from '../../store/outage.js';
+import { ping } from '../../store/ping.js';
 import { sendApiError } from '../errors.js';
 
 const Ok = Type.Object({ status: Type.Literal('ok') }, { examples: [{ status: 'ok' }] });
@@ -34,7 +34,7 @@ export function registerHealth(app: FastifyInstance, deps: { database: Database 
     },
     async (request, reply) => {
       try {
-        await sql`select 1`.execute(deps.database.read);
+        await ping(deps.database);
         return { status: 'ok' as const };
       } catch (err) {
         // An outage is logged once by the store, not on every probe of a load balancer.

@@ -1,7 +1,7 @@
-import type { CompiledQuery, Insertable, Kysely } from 'kysely';
+import type { CompiledQuery, Insertable } from 'kysely';
 import { statementChunks } from '../chunks.js';
 import type { Database } from '../database.js';
-import type { CargoRequestsTable, CargoTable, Schema } from '../schema.js';
+import type { CargoRequestsTable, CargoTable } from '../schema.js';
 
 /** A new cargo: its row, and what it was sent with (kept in cargo_requests). */
 export type NewCargo = Insertable<CargoTable> & Omit<CargoRequestsTable, 'cargo_id'>;
@@ -16,7 +16,7 @@ export function cargoRowBytes(row: NewCargo): number {
 
 /** Inserts many cargo rows in one transaction (tests and tools; the API's group commit writes cargoInsertStatements with more). */
 export async function insertCargo(database: Database, rows: NewCargo[]): Promise<void> {
-  await database.writeAll(cargoInsertStatements(database.write, rows));
+  await database.writeAll(cargoInsertStatements(database, rows));
 }
 
 /**
@@ -24,7 +24,8 @@ export async function insertCargo(database: Database, rows: NewCargo[]): Promise
  * statementChunks allows: part of the group commit's transaction, which also counts their bytes
  * against the project's storage budget (Database.writeAll).
  */
-export function cargoInsertStatements(db: Kysely<Schema>, all: NewCargo[]): CompiledQuery[] {
+export function cargoInsertStatements(database: Database, all: NewCargo[]): CompiledQuery[] {
+  const db = database.write;
   return statementChunks(all, CARGO_COLUMNS, cargoRowBytes).flatMap((rows) => [
     db
       .insertInto('cargo')
