@@ -37,6 +37,18 @@ test('max_tokens truncates the text and says so', () => {
   assert.ok(full.content[0]?.text.startsWith(cut.content[0]?.text ?? '-'));
 });
 
+test('output tokens are the words of the text, however the prompt is spaced or cut', () => {
+  const prompts = ['', ' ', 'one', 'two words', '  lead and trail  ', 'tab\tand\nnewline', 'a  b   c', 'x '.repeat(300)];
+  for (const prompt of prompts) {
+    for (const extra of [{}, { max_tokens: 7 }, { stop_sequences: ['reply'] }, { stop_sequences: ['a'] }]) {
+      const res = message(mockRespond('svc-mock', input(prompt, extra)));
+      const text = res.content[0]?.text ?? '';
+      assert.equal(res.usage.output_tokens, text.split(' ').filter(Boolean).length, JSON.stringify({ prompt, extra }));
+      assert.ok(!/\s\s/.test(text) && !/[\t\n]/.test(text), JSON.stringify({ prompt, text }));
+    }
+  }
+});
+
 test('a stop sequence that occurs in the text ends it there', () => {
   const res = message(
     mockRespond('svc-mock', input('alpha beta STOPHERE gamma', { stop_sequences: ['never', 'STOPHERE'] })),
