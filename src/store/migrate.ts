@@ -12,6 +12,7 @@ import * as usage from './migrations/010_usage.js';
 import * as submitSteps from './migrations/011_submit_steps.js';
 import * as refusals from './migrations/012_refusals.js';
 import * as cargoBatchOrder from './migrations/013_cargo_batch_order.js';
+import * as storageStatementTriggers from './migrations/014_storage_statement_triggers.js';
 
 interface Migration {
   up(db: Kysely<any>, dialect: Database['dialect']): Promise<void>;
@@ -33,6 +34,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['011_submit_steps', submitSteps],
   ['012_refusals', refusals],
   ['013_cargo_batch_order', cargoBatchOrder],
+  ['014_storage_statement_triggers', storageStatementTriggers],
 ];
 
 export interface MigrationReport {
