@@ -1,4 +1,4 @@
-import { createHash, randomInt } from 'node:crypto';
+import { hash, randomInt } from 'node:crypto';
 
 export const API_KEY_PREFIX = 'barge_sk_';
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -18,8 +18,9 @@ export function isWellFormedApiKey(key: string): boolean {
   return KEY_FORMAT.test(key);
 }
 
+/** SHA-256 in hex. The one-shot hash: createHash set an OpenSSL context up for each of the API's requests. */
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 export function apiKeyPrefix(key: string): string {

@@ -76,6 +76,14 @@ export function checkLoadRules(body: {
   return problems;
 }
 
+/**
+ * More than `max` characters (code points). A string is never more code points than UTF-16 units,
+ * so only a long one is counted (the check runs on every metadata entry of every request).
+ */
+function longerThan(text: string, max: number): boolean {
+  return text.length > max && [...text].length > max;
+}
+
 export function checkMetadata(metadata: Record<string, unknown>, json?: string): FieldError[] {
   const problems: FieldError[] = [];
   const keys = Object.keys(metadata);
@@ -86,15 +94,15 @@ export function checkMetadata(metadata: Record<string, unknown>, json?: string):
     });
   }
   for (const key of keys) {
-    const path = `/metadata/${escapePointer(key)}`;
-    if ([...key].length > LIMITS.metadataMaxKeyLength) {
-      problems.push({ path, message: `key is longer than ${LIMITS.metadataMaxKeyLength} characters` });
+    const path = () => `/metadata/${escapePointer(key)}`;
+    if (longerThan(key, LIMITS.metadataMaxKeyLength)) {
+      problems.push({ path: path(), message: `key is longer than ${LIMITS.metadataMaxKeyLength} characters` });
     }
     const value = metadata[key];
     const text = typeof value === 'string' ? value : jsonText(value);
-    if (text === undefined || [...text].length > LIMITS.metadataMaxValueLength) {
+    if (text === undefined || longerThan(text, LIMITS.metadataMaxValueLength)) {
       problems.push({
-        path,
+        path: path(),
         message: `value is longer than ${LIMITS.metadataMaxValueLength} characters`,
       });
     }

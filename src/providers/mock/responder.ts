@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Message, ModelInput } from '../../domain/cargo-request.js';
 import type { ModelMessage } from '../../domain/model-message.js';
 import { REQUEST_EXPIRED_ERROR } from '../../domain/records.js';
@@ -45,7 +45,7 @@ export function mockRespond(model: string, inputJson: string): MockOutcome {
   // holds up to 100,000 requests): the digest is of the text as given (not of the input serialised
   // again), its bytes are read directly, and words are counted without splitting the text into
   // arrays.
-  const digest = createHash('sha256').update(model).update(inputJson).digest();
+  const digest = hash('sha256', model + inputJson, 'buffer');
   const fillerWords = 12 + (((digest[0] as number) * 256 + (digest[1] as number)) % 24);
   // The prompt's words, separated by single spaces (what splitting on /\s+/ and joining gives);
   // most prompts already are, and testing costs a fraction of replacing.
