@@ -38,7 +38,16 @@ test('max_tokens truncates the text and says so', () => {
 });
 
 test('output tokens are the words of the text, however the prompt is spaced or cut', () => {
-  const prompts = ['', ' ', 'one', 'two words', '  lead and trail  ', 'tab\tand\nnewline', 'a  b   c', 'x '.repeat(300)];
+  const prompts = [
+    '',
+    ' ',
+    'one',
+    'two words',
+    '  lead and trail  ',
+    'tab\tand\nnewline',
+    'a  b   c',
+    'x '.repeat(300),
+  ];
   for (const prompt of prompts) {
     for (const extra of [{}, { max_tokens: 7 }, { stop_sequences: ['reply'] }, { stop_sequences: ['a'] }]) {
       const res = message(mockRespond('svc-mock', input(prompt, extra)));
