@@ -1,3 +1,4 @@
+/** Loads the configuration from the environment: every setting checked against its bounds, with its default. */
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join } from 'node:path';

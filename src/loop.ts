@@ -1,3 +1,4 @@
+/** The worker loop: runs a kind of work's step while there is work, sleeps until due or woken, outlives errors. */
 import type { Clock } from './domain/clock.js';
 import type { Logger, Metrics } from './ports.js';
 import { isDatabaseUnavailable, OUTAGE_RETRY_MS } from './store/outage.js';

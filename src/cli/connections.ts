@@ -1,3 +1,4 @@
+/** `barge connection …`: create, list, show, delete and check connections; thin adapters over src/operations/. */
 import type { Command } from 'commander';
 import type { MessageCheckReport } from '../delivery/messages/message-check.js';
 import type { CapabilityResult, CheckReport } from '../delivery/object-store/capability-check.js';

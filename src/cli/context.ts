@@ -1,3 +1,4 @@
+/** How CLI commands run: with the configuration only, or against the migrated database; failures set the exit code. */
 import { type Config, loadConfig } from '../config.js';
 import { type Clock, systemClock } from '../domain/clock.js';
 import { type Database, openDatabase } from '../store/database.js';

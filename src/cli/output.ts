@@ -1,3 +1,4 @@
+/** How CLI commands print: text or one JSON object (`--json`), refusals in the command's words, errors, tables. */
 import type { OperationError, OperationErrorCode, Result } from '../operations/operation.js';
 
 /** Every command prints either text for people or exactly one JSON object (`--json`). */

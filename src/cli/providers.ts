@@ -1,3 +1,4 @@
+/** `barge provider check <name>`: a read-only check of a provider's credentials; an adapter over src/operations/. */
 import type { Command } from 'commander';
 import { checkProvider, type ProviderCheckReport } from '../operations/check-provider.js';
 import type { ConfigCommandContext } from './context.js';

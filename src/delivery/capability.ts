@@ -1,3 +1,4 @@
+/** What every target kind's capability check reports of a capability, the assume-role one included. */
 import type { Connection } from '../store/admin/connections.js';
 
 /** What a capability check reports of each capability (every target kind's check). */

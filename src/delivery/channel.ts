@@ -1,3 +1,4 @@
+/** The delivery channel interface: what a channel is given, and the outcome values it returns instead of throwing. */
 import type { MailMessage } from '../mail/mailer.js';
 import type { DueDelivery } from '../store/deliveries/claim.js';
 import type { DeliveryChannelName } from '../store/schema.js';

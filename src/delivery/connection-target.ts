@@ -1,3 +1,4 @@
+/** What the connection-based channels (object store, SQS, SNS, EventBridge) share around their own write or send. */
 import { type DeliveredResult, resultUrl } from '../domain/object-body.js';
 import type { Connection } from '../store/admin/connections.js';
 import type { DueDelivery } from '../store/deliveries/claim.js';

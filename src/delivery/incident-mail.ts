@@ -1,3 +1,4 @@
+/** The incident mail of a delivery connection that was denied access: what failed and what to check. */
 import type { MailMessage } from '../mail/mailer.js';
 import type { Connection } from '../store/admin/connections.js';
 

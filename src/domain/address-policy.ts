@@ -1,3 +1,4 @@
+/** The address policy of production webhooks: which IP addresses a delivery may not connect to. */
 import ipaddr from 'ipaddr.js';
 
 /** RFC 8215's local-use NAT64 prefix: a network's own translator, so it leads inside that network. */

@@ -1,3 +1,4 @@
+/** API keys: generating one, checking its format, hashing it for storage, and the prefix that identifies it. */
 import { hash, randomInt } from 'node:crypto';
 
 export const API_KEY_PREFIX = 'barge_sk_';

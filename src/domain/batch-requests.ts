@@ -1,3 +1,4 @@
+/** A batch's requests as a provider gets them: each stored cargo's requests with their custom ids, then padding. */
 import { customIdFor, paddingId } from './custom-ids.js';
 
 /**

@@ -1,3 +1,4 @@
+/** A cargo's request: the limits of POST /cargo/load, the model input's types, the rules its schema cannot express. */
 import type { FieldError } from './errors.js';
 
 /** Limits of POST /cargo/load (interface document section 8, decisions.md). */

@@ -1,3 +1,4 @@
+/** Connection rules: external ids, role ARNs, notification addresses, allow-lists and how often a check may run. */
 import { randomInt } from 'node:crypto';
 
 /**

@@ -1,3 +1,4 @@
+/** The JSON texts a stored result is handed out in: the mailbox envelope, the webhook body, a message target's body. */
 import { isoTime } from './clock.js';
 
 /** The stored result as the mailbox (GET /cargo/{id}/result) returns it: section 2.4. */

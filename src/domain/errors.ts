@@ -1,5 +1,3 @@
-import { type CargoStatus, statusDescription } from './lifecycle.js';
-
 /**
  * The error catalogue: every client-visible failure has a stable `code` (snake_case; for logs,
  * metrics and the server side, never in the body), an HTTP status and a `detail` (a string, or an
@@ -7,6 +5,8 @@ import { type CargoStatus, statusDescription } from './lifecycle.js';
  * One function in src/http/errors.ts (`errorResponse`) turns these into responses; the bodies are
  * the interface document's and do not change with the code.
  */
+import { type CargoStatus, statusDescription } from './lifecycle.js';
+
 export interface FieldError {
   path: string;
   message: string;

@@ -1,3 +1,4 @@
+/** Ids: a type prefix and a lowercase ULID (`crg_…`, `prj_…`), and the grammar of a cargo id. */
 import { randomFillSync } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
 

@@ -1,3 +1,4 @@
+/** Project slugs: which are valid. */
 const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 export const SLUG_MAX_LENGTH = 63;
 

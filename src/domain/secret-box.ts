@@ -1,10 +1,10 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-
 /**
  * Encryption at rest for connection secrets (static storage credentials): AES-256-GCM under the
  * key from BARGE_SECRET_KEY, a fresh 96-bit nonce per value, and the owning row's id as
  * additional data, so a ciphertext copied onto another row does not open.
  */
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+
 const VERSION = 'v1';
 
 export function sealSecret(key: Buffer, plaintext: string, boundTo: string): string {

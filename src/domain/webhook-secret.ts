@@ -1,3 +1,4 @@
+/** Webhook signing secrets: making one, storing it (sealed when a key is configured), and opening it to sign. */
 import { randomBytes } from 'node:crypto';
 import { openSecret, sealSecret } from './secret-box.js';
 

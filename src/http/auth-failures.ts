@@ -1,3 +1,4 @@
+/** Failed authentications counted per client address, so an address that keeps failing is refused before any lookup. */
 import { isIPv6 } from 'node:net';
 
 /**

@@ -1,3 +1,4 @@
+/** API-key authentication of the cargo routes: the checks in order, their bounded caches, and each request's caller. */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { hashApiKey, isWellFormedApiKey } from '../domain/api-keys.js';
 import type { Clock } from '../domain/clock.js';

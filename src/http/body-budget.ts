@@ -1,3 +1,4 @@
+/** A byte budget for the request bodies an API process holds at once; past it a request is answered 503. */
 import type { FastifyInstance } from 'fastify';
 import { errors } from '../domain/errors.js';
 

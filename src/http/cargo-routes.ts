@@ -1,3 +1,4 @@
+/** The cargo scope: every route of a project's API key, behind the key check, the rate limit and the body budget. */
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type {
   FastifyBaseLogger,

@@ -1,3 +1,4 @@
+/** The disk guard: new cargo are refused (503) before the database's storage runs out. */
 import { statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { errors } from '../domain/errors.js';

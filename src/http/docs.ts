@@ -1,3 +1,4 @@
+/** The OpenAPI document (/openapi.json) and the interactive API docs (/docs). */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';

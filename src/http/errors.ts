@@ -1,3 +1,4 @@
+/** Where failures become answers: catalogue errors as `{detail}` bodies, from routes, the router and raw sockets. */
 import { maxHeaderSize, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';

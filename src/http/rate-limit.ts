@@ -1,3 +1,4 @@
+/** The per-project rate limit of the cargo routes, counted in this process, in Redis, or in the database. */
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';

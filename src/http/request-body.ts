@@ -1,3 +1,4 @@
+/** Reading request bodies: JSON only, gzip or deflate decoded within the body limit, and the raw text kept. */
 import { Transform } from 'node:stream';
 import { createGunzip, createInflate } from 'node:zlib';
 import type { FastifyInstance, FastifyRequest, RequestPayload } from 'fastify';

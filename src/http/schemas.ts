@@ -1,6 +1,5 @@
-import { Type } from 'typebox';
-
 /** Schemas shared by several routes; each route keeps its own beside it. */
+import { Type } from 'typebox';
 
 export const ErrorBody = Type.Object(
   {

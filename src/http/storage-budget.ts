@@ -1,3 +1,4 @@
+/** The per-project storage budget checked at submit: bytes accepted per UTC day, and bytes held. */
 import type { Clock } from '../domain/clock.js';
 import { DAY_MS } from '../domain/clock.js';
 import { errors } from '../domain/errors.js';

@@ -1,5 +1,3 @@
-import { AjvCompiler } from '@fastify/ajv-compiler';
-
 /**
  * Request validation whose cost is bounded by the body, not by how many of its parts are wrong.
  * Every body is first checked by a validator that stops at the first problem (linear, and fast on
@@ -8,6 +6,8 @@ import { AjvCompiler } from '@fastify/ajv-compiler';
  * of). A larger invalid body reports its first problem: collecting all of a 10 MiB body's five
  * million took seconds and over a gigabyte.
  */
+import { AjvCompiler } from '@fastify/ajv-compiler';
+
 export const FULL_REPORT_MAX_BYTES = 256 * 1024;
 
 const LARGE = Symbol('barge.largeBody');

@@ -1,3 +1,4 @@
+/** Outgoing mail: the Mailer interface, and its SMTP implementation. */
 import { createTransport, type Transporter } from 'nodemailer';
 
 export interface MailMessage {

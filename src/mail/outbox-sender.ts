@@ -1,3 +1,4 @@
+/** The mail outbox's sender: each due mail sent at least once, retried with backoff for about a day. */
 import type { Clock } from '../domain/clock.js';
 import type { Logger } from '../ports.js';
 import type { Database } from '../store/database.js';

@@ -1,12 +1,12 @@
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { Metrics } from '../ports.js';
-
 /**
  * The Metrics port on prom-client: a counter or histogram per name, made on first use with the
  * label names of that use (a name keeps its labels). Durations (`*_seconds`) get prom-client's
  * default buckets, sizes powers of four. The registry also carries Node's own metrics (event-loop
  * lag, memory, GC) and the gauges the service registers (queue depths read from the store).
  */
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { Metrics } from '../ports.js';
+
 export interface PrometheusMetrics extends Metrics {
   readonly registry: Registry;
   /** A gauge whose value is read at scrape time (its collect may query the store). */

@@ -1,3 +1,4 @@
+/** Provider metrics: every adapter's calls timed and its failures counted, by one decorator. */
 import type { Metrics } from '../ports.js';
 import type { Provider } from '../providers/provider.js';
 

@@ -1,3 +1,4 @@
+/** The queue gauges of /metrics: batches, pending cargo and due deliveries, read from the store at scrape time. */
 import type { Clock } from '../domain/clock.js';
 import type { Database } from '../store/database.js';
 import { type QueueStats, queueStats } from '../store/stats.js';

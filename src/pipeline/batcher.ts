@@ -1,3 +1,4 @@
+/** The batcher: pending cargo formed into batches per provider and model, once a group is full or has waited enough. */
 import { newId } from '../domain/ids.js';
 import { formBatch } from '../store/batches/form.js';
 import { pendingGroups } from '../store/batches/pending-groups.js';

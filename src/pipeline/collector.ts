@@ -1,3 +1,4 @@
+/** The collector: an ended job's results streamed into the mailbox in chunks; records cargo assembled in order. */
 import { parseCustomId } from '../domain/custom-ids.js';
 import { statusAfterResult } from '../domain/lifecycle.js';
 import type { ModelPrices } from '../domain/model-catalog.js';

@@ -1,3 +1,4 @@
+/** What every pipeline step works with (settings, store, providers, budgets, prices), and the cargo-moves counter. */
 import type { Clock } from '../domain/clock.js';
 import type { PriceLookup } from '../domain/usage.js';
 import type { Logger, Metrics } from '../ports.js';

@@ -1,3 +1,4 @@
+/** The poller: a processing batch checked at its provider, canceled past its window, collected once it ended. */
 import { nextPollAt } from '../domain/polling.js';
 import type { BatchRow } from '../store/batches/due.js';
 import { markBatchCanceled, markBatchEnded, rescheduleBatch } from '../store/batches/reschedule.js';

@@ -1,3 +1,4 @@
+/** The purger: results past their retention deleted, a chunk per transaction. */
 import { nextResultExpiry, purgeExpiredResults } from '../store/results/purge.js';
 import type { PipelineContext } from './context.js';
 

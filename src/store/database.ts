@@ -1,3 +1,4 @@
+/** Opening the database: a SQLite file (writes on a worker thread) or a PostgreSQL pool, behind one interface. */
 import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';

@@ -1,12 +1,11 @@
-import { type Selectable, sql, type Transaction } from 'kysely';
-import type { Database, Dialect } from './database.js';
-import type { Schema } from './schema.js';
-
 /**
  * The lease machinery, once for every table worked on under leases (batches, deliveries, the
  * outbox): claim due rows, extend and release a lease, check it inside a write, and tell when the
  * next row is due. A lease is `locked_by` + `locked_until`; it lapses by itself when a worker dies.
  */
+import { type Selectable, sql, type Transaction } from 'kysely';
+import type { Database, Dialect } from './database.js';
+import type { Schema } from './schema.js';
 
 /** The tables whose rows are worked on under leases, with the column that says when each is due. */
 const DUE_COLUMNS = { batches: 'next_check_at', deliveries: 'next_attempt_at', outbox: 'next_attempt_at' } as const;

@@ -1,3 +1,4 @@
+/** Database migrations: the ordered list, and applying those not yet applied, each once in its own transaction. */
 import { type Kysely, sql } from 'kysely';
 import type { Database } from './database.js';
 import * as initial from './migrations/001_initial.js';

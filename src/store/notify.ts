@@ -1,3 +1,4 @@
+/** Wake-ups across processes on PostgreSQL (NOTIFY): new cargo for the batchers, stored results for the deliverers. */
 import { type CompiledQuery, sql } from 'kysely';
 import type { Database } from './database.js';
 

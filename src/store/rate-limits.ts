@@ -1,3 +1,4 @@
+/** The shared rate-limit windows in the database: adding the processes' hit counts, deleting ended windows. */
 import { sql } from 'kysely';
 import type { Database } from './database.js';
 

@@ -1,3 +1,8 @@
+/**
+ * Table types. Times are epoch milliseconds (bigint in PostgreSQL, integer in SQLite); flags are
+ * 0/1 integers and JSON is stored as text, so both databases take and return the same values
+ * (better-sqlite3 cannot bind booleans, and jsonb would reorder metadata keys the API echoes).
+ */
 import type { Generated } from 'kysely';
 import type {
   BatchStatus,
@@ -8,11 +13,6 @@ import type {
   OutboxStatus,
 } from '../domain/lifecycle.js';
 
-/**
- * Table types. Times are epoch milliseconds (bigint in PostgreSQL, integer in SQLite); flags are
- * 0/1 integers and JSON is stored as text, so both databases take and return the same values
- * (better-sqlite3 cannot bind booleans, and jsonb would reorder metadata keys the API echoes).
- */
 export interface Schema {
   projects: ProjectsTable;
   api_keys: ApiKeysTable;

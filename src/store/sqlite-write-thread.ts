@@ -1,3 +1,13 @@
+/**
+ * The write connection of a SQLite file, as a Kysely dialect: every statement runs on a second
+ * connection in a worker thread (sqlite-write-thread-worker.cjs), so the write and the fsync of
+ * synchronous=FULL never block the event loop. The main connection only reads (WAL readers
+ * never wait for the writer), so the two never contend for the write lock; transactions are
+ * `BEGIN IMMEDIATE`, and one transaction or statement at a time holds the connection, as with
+ * Kysely's own SqliteDriver. A query resolves after the thread ran it; COMMIT after it is durable.
+ *
+ * The thread starts on the first statement, so a process that never writes never pays for it.
+ */
 import { Worker } from 'node:worker_threads';
 import {
   CompiledQuery,
@@ -10,16 +20,6 @@ import {
   SqliteQueryCompiler,
 } from 'kysely';
 
-/**
- * The write connection of a SQLite file, as a Kysely dialect: every statement runs on a second
- * connection in a worker thread (sqlite-write-thread-worker.cjs), so the write and the fsync of
- * synchronous=FULL never block the event loop. The main connection only reads (WAL readers
- * never wait for the writer), so the two never contend for the write lock; transactions are
- * `BEGIN IMMEDIATE`, and one transaction or statement at a time holds the connection, as with
- * Kysely's own SqliteDriver. A query resolves after the thread ran it; COMMIT after it is durable.
- *
- * The thread starts on the first statement, so a process that never writes never pays for it.
- */
 export function writeThreadDialect(path: string, pragmas: readonly string[]): WriteThread {
   const driver = new WriteThreadDriver(path, pragmas);
   return {

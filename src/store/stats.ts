@@ -1,3 +1,4 @@
+/** The queue statistics /metrics reads from the store at scrape time. */
 import { sql } from 'kysely';
 import type { Database } from './database.js';
 

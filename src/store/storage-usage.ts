@@ -1,14 +1,13 @@
-import { type CompiledQuery, type Kysely, sql } from 'kysely';
-import { DAY_MS } from '../domain/clock.js';
-import type { Database, Dialect } from './database.js';
-import type { Schema } from './schema.js';
-
 /**
  * The storage counters of a project (migration 007): bytes held, and bytes accepted on the current
  * UTC day. The cargo insert moves them in its own transaction (`countAcceptedCargo`); results move
  * them through triggers that append to `storage_changes`, which this folds in. Nothing here sums a
  * table: a read is one row plus the project's few changes not folded yet.
  */
+import { type CompiledQuery, type Kysely, sql } from 'kysely';
+import { DAY_MS } from '../domain/clock.js';
+import type { Database, Dialect } from './database.js';
+import type { Schema } from './schema.js';
 
 export function utcDayStart(at: number): number {
   return at - (at % DAY_MS);

@@ -1,3 +1,7 @@
+/**
+ * The built `barge` command as installed, on SQLite and PostgreSQL: project, key, usage and migrate commands, their
+ * refusals and `--json` output, and `barge serve`'s first start in development.
+ */
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';

@@ -1,3 +1,8 @@
+/**
+ * BARGE_MODELS_FILE as the built `barge serve` reads it: a good file replaces the shipped catalog
+ * (GET /models shows its models), a bad one stops the process before it listens, with a message
+ * that names the file and the entry at fault.
+ */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,12 +12,6 @@ import { createProjectWithKey } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { serveHarness } from '../helpers/harness.js';
 import { freePort } from '../helpers/wait.js';
-
-/**
- * BARGE_MODELS_FILE as the built `barge serve` reads it: a good file replaces the shipped catalog
- * (GET /models shows its models), a bad one stops the process before it listens, with a message
- * that names the file and the entry at fault.
- */
 
 for (const backend of await backends({ childProcesses: true })) {
   describe(`barge serve with BARGE_MODELS_FILE on ${backend.name}`, () => {

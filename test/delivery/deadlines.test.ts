@@ -1,3 +1,4 @@
+/** The webhook requests' deadlines: one timer aborts each request once its deadline has passed, in the order due. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { RequestDeadlines, SWEEP_MS } from '../../src/delivery/webhook/deadlines.js';

@@ -1,12 +1,3 @@
-import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
-import { createProjectWithKey, mockBody } from '../helpers/app.js';
-import { backends } from '../helpers/backends.js';
-import { serveHarness } from '../helpers/harness.js';
-import { startReceiver } from '../helpers/receiver.js';
-import { loadOverHttp } from '../helpers/serve.js';
-import { sleep, waitFor } from '../helpers/wait.js';
-
 /**
  * Deliveries against hostile receivers, with real `barge serve` children and real time:
  * - one project's receivers all accept and never answer, and another project's webhook still
@@ -15,6 +6,14 @@ import { sleep, waitFor } from '../helpers/wait.js';
  *   it, within BARGE_LEASE_MS of the kill (and while alive it keeps the delivery, however long the
  *   attempt runs).
  */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { createProjectWithKey, mockBody } from '../helpers/app.js';
+import { backends } from '../helpers/backends.js';
+import { serveHarness } from '../helpers/harness.js';
+import { startReceiver } from '../helpers/receiver.js';
+import { loadOverHttp } from '../helpers/serve.js';
+import { sleep, waitFor } from '../helpers/wait.js';
 
 const VICTIM_WITHIN_MS = 2000;
 const LEASE_MS = 2000;

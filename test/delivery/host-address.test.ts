@@ -1,3 +1,4 @@
+/** The webhook concurrency key: a receiver's resolved address and port (cached, expiring), not its host name. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { HostAddresses } from '../../src/delivery/webhook/host-address.js';

@@ -1,3 +1,4 @@
+/** The per-host delivery limit on every backend: deliveries to a healthy receiver land while a hanging one's wait. */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { systemClock } from '../../src/domain/clock.js';

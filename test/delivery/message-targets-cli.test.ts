@@ -1,3 +1,9 @@
+/**
+ * The message targets from outside: `barge connection check` per target kind against the
+ * emulators, and the incident mail of a denied connection surviving a SIGKILL of the process that
+ * was sending it (the outbox row was written with the connection's change, so the next process
+ * sends it, exactly once).
+ */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createProjectWithKey, mockBody } from '../helpers/app.js';
@@ -14,13 +20,6 @@ import { notifyTo, type ObjectStoreRig, startObjectStoreRig } from '../helpers/o
 import { SERVICE_CREDENTIALS } from '../helpers/s3-server.js';
 import { assertBuildIsFresh, BargeProcess } from '../helpers/serve.js';
 import { freePort, waitFor } from '../helpers/wait.js';
-
-/**
- * The message targets from outside: `barge connection check` per target kind against the
- * emulators, and the incident mail of a denied connection surviving a SIGKILL of the process that
- * was sending it (the outbox row was written with the connection's change, so the next process
- * sends it, exactly once).
- */
 
 for (const backend of await backends({ childProcesses: true })) {
   describe(`message targets from the command line on ${backend.name}`, () => {

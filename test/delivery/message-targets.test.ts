@@ -1,3 +1,9 @@
+/**
+ * Delivery to the direct cloud message targets (SQS, SNS, EventBridge) end to end: submit through
+ * the HTTP API, run the worker, and look at what reached the emulators of test/helpers/aws-messaging.ts
+ * (through the rig's STS endpoint and a role connection). The same tests run for each kind, from
+ * the table KINDS.
+ */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Config } from '../../src/config.js';
@@ -21,13 +27,6 @@ import {
 import { backends, type TestDatabase } from '../helpers/backends.js';
 import { notifyTo, type ObjectStoreRig, startObjectStoreRig } from '../helpers/object-store.js';
 import { testWorker } from '../helpers/pipeline.js';
-
-/**
- * Delivery to the direct cloud message targets (SQS, SNS, EventBridge) end to end: submit through
- * the HTTP API, run the worker, and look at what reached the emulators of test/helpers/aws-messaging.ts
- * (through the rig's STS endpoint and a role connection). The same tests run for each kind, from
- * the table KINDS.
- */
 
 // ---------------------------------------------------------------------------------------------------
 // The three kinds.

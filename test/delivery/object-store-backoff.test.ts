@@ -1,3 +1,4 @@
+/** The storage throttling backoff: capped exponential delays with full jitter, within its retries and its deadline. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { isThrottledResult, withThrottleBackoff } from '../../src/delivery/aws/throttle-backoff.js';

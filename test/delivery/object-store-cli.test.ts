@@ -1,3 +1,7 @@
+/**
+ * The built CLI's `barge connection` commands on SQLite and PostgreSQL: create, list, show and delete, static
+ * credentials, the capability check and its failures, and the project's incident address.
+ */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

@@ -1,3 +1,4 @@
+/** Object delivery's submit rules on every backend: key prefixes, the connection, its allow-list, the check order. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { newExternalId } from '../../src/domain/connections.js';

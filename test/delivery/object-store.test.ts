@@ -1,3 +1,7 @@
+/**
+ * Object delivery end to end on every backend: the written object and its key, denied access and incident mail,
+ * deleted buckets and connections, throttling, KMS errors, retries, and static credentials.
+ */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ManualClock } from '../../src/domain/clock.js';

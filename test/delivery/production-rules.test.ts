@@ -1,3 +1,8 @@
+/**
+ * Production settings (allowPrivateCallbacks: false, the default when BARGE_ENV=production):
+ * callback URLs must be https, and a delivery never connects to a private or reserved address,
+ * whether the URL names it literally or a host name resolves to it.
+ */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ManualClock } from '../../src/domain/clock.js';
@@ -8,11 +13,6 @@ import { testWorker } from '../helpers/pipeline.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { attemptsOfCargo, cargoStatus, deliveryConfig, load } from './webhook-support.js';
 
-/**
- * Production settings (allowPrivateCallbacks: false, the default when BARGE_ENV=production):
- * callback URLs must be https, and a delivery never connects to a private or reserved address,
- * whether the URL names it literally or a host name resolves to it.
- */
 for (const backend of await backends()) {
   describe(`production callback rules on ${backend.name}`, () => {
     let db: TestDatabase;

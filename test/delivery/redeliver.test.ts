@@ -1,3 +1,4 @@
+/** Redelivery on SQLite and PostgreSQL: a finished cargo delivered afresh, its refusals, `barge cargo redeliver`. */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';

@@ -1,3 +1,9 @@
+/**
+ * Retry timing with real time, against a real `barge serve` child: with 200 ms retry delays and a
+ * receiver that always answers 500, every retry must start within a second of its due time, and
+ * the cargo must reach callback_failed right after the last one, on each database and after a
+ * restart in the middle of the schedule. Nothing else happens in the process to wake the worker.
+ */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { createProjectWithKey, mockBody } from '../helpers/app.js';
@@ -6,13 +12,6 @@ import { serveHarness } from '../helpers/harness.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { loadOverHttp } from '../helpers/serve.js';
 import { waitFor } from '../helpers/wait.js';
-
-/**
- * Retry timing with real time, against a real `barge serve` child: with 200 ms retry delays and a
- * receiver that always answers 500, every retry must start within a second of its due time, and
- * the cargo must reach callback_failed right after the last one, on each database and after a
- * restart in the middle of the schedule. Nothing else happens in the process to wake the worker.
- */
 
 const DELAYS = [200, 200, 200, 200, 200];
 

@@ -1,3 +1,7 @@
+/**
+ * The scheduler under load, with a started worker and real time: small limits, so claims lease
+ * ahead, wait for slots, and top up many times over.
+ */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { systemClock } from '../../src/domain/clock.js';
@@ -8,10 +12,6 @@ import { startReceiver } from '../helpers/receiver.js';
 import { eventually } from '../helpers/wait.js';
 import { assertSignedPosts, deliveryConfig, load } from './webhook-support.js';
 
-/**
- * The scheduler under load, with a started worker and real time: small limits, so claims lease
- * ahead, wait for slots, and top up many times over.
- */
 for (const backend of await backends()) {
   describe(`delivery scheduling on ${backend.name}`, () => {
     let db: TestDatabase;

@@ -1,3 +1,9 @@
+/**
+ * Webhook signing secrets at rest: with BARGE_SECRET_KEY set, the project row holds them sealed
+ * (the raw row never shows the secret), deliveries still carry signatures that verify, a rotation
+ * still signs with both secrets for 24 hours, and secrets stored in plaintext before the key was
+ * configured are sealed by `barge migrate` (and every start).
+ */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
@@ -12,13 +18,6 @@ import { testWorker } from '../helpers/pipeline.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { assertBuildIsFresh, BargeProcess } from '../helpers/serve.js';
 import { assertNoSecret, attemptsOfCargo, load, verifies } from './webhook-support.js';
-
-/**
- * Webhook signing secrets at rest: with BARGE_SECRET_KEY set, the project row holds them sealed
- * (the raw row never shows the secret), deliveries still carry signatures that verify, a rotation
- * still signs with both secrets for 24 hours, and secrets stored in plaintext before the key was
- * configured are sealed by `barge migrate` (and every start).
- */
 
 const KEY = randomBytes(32);
 const KEY_HEX = KEY.toString('hex');

@@ -1,3 +1,4 @@
+/** Webhook signatures: the standardwebhooks package's own, a bare base64 secret, an empty one, cached keys. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';

@@ -1,3 +1,7 @@
+/**
+ * The slot policy with plain numbers: no database, no timers. `now` is the epoch time due times
+ * are written in, `at` the monotonic time durations are measured in.
+ */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
@@ -10,10 +14,6 @@ import {
   WAIT_MAX_MS,
 } from '../../src/delivery/slots.js';
 
-/**
- * The slot policy with plain numbers: no database, no timers. `now` is the epoch time due times
- * are written in, `at` the monotonic time durations are measured in.
- */
 const NOW = 1_000_000;
 
 let n = 0;

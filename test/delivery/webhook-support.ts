@@ -1,3 +1,4 @@
+/** Helpers of the delivery tests: worker config, submitting, reading deliveries and attempts, checking signatures. */
 import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
 import type { Config } from '../../src/config.js';

@@ -1,3 +1,7 @@
+/**
+ * Webhook delivery on every backend: the signed POST, retries on the schedule, failure classes, failed cargo,
+ * restarts and lapsed leases, and a secret rotation.
+ */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';

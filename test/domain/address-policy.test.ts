@@ -1,3 +1,4 @@
+/** The address policy of production webhooks: which IPv4 and IPv6 addresses, in every written form, are refused. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { isBlockedAddress } from '../../src/domain/address-policy.js';

@@ -1,3 +1,4 @@
+/** The provider requests of a stored cargo: a single request's input byte for byte, a records cargo's by index. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { requestsOfCargo } from '../../src/domain/batch-requests.js';

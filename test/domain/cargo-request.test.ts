@@ -1,3 +1,4 @@
+/** The limits of POST /cargo/load and the rules its schema cannot express: metadata, messages or records, ids. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { checkLoadRules, checkMetadata, LIMITS } from '../../src/domain/cargo-request.js';

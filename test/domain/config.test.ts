@@ -1,3 +1,4 @@
+/** loadConfig: every variable it reads, their checks and defaults, the provider settings, and BARGE_MODELS_FILE. */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

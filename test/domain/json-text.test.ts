@@ -1,3 +1,4 @@
+/** Reading one member of a JSON object from its text, exactly as written (jsonMemberText). */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { jsonMemberText } from '../../src/domain/json-text.js';

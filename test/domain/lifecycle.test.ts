@@ -1,3 +1,4 @@
+/** The cargo lifecycle as a graph: every status reachable, the ends where the document puts them. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
@@ -9,7 +10,6 @@ import {
   statusAfterResult,
 } from '../../src/domain/lifecycle.js';
 
-/** The cargo lifecycle as a graph: every status reachable, the ends where the document puts them. */
 describe('cargo lifecycle', () => {
   const next = (from: CargoStatus) => ALL_CARGO_STATUSES.filter((to) => to !== from && canMove(from, to)).sort();
 

@@ -1,3 +1,4 @@
+/** The model catalog: parsing and its refusals, the shipped catalog, and prices by route. */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';

@@ -1,3 +1,4 @@
+/** Model routing: where a model id goes, which models are routable, and the checks of a model's parameters. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { type ProviderName, parseModelCatalog } from '../../src/domain/model-catalog.js';

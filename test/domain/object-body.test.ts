@@ -1,3 +1,4 @@
+/** The delivered object's body and metadata, and the session policy and session names of object delivery. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {

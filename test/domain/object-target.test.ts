@@ -1,3 +1,4 @@
+/** Object targets and connections: key prefixes, bucket ARNs, allow-lists, external ids, role ARNs, mail addresses. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { isEmailAddress, isRoleArn, newExternalId } from '../../src/domain/connections.js';

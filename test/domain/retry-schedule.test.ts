@@ -1,3 +1,4 @@
+/** The delivery retry schedule: the default delays, each counted from the previous attempt, and custom ones parsed. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { DEFAULT_RETRY_DELAYS_MS, nextAttemptAt, parseRetryDelays } from '../../src/domain/retry-schedule.js';

@@ -1,3 +1,4 @@
+/** Secrets sealed at rest under BARGE_SECRET_KEY, and the object delivery settings of the configuration. */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';

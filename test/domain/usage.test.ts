@@ -1,3 +1,4 @@
+/** Usage and cost: a message's tokens, their cost at batch and real-time prices, and the UTC days a report covers. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {

@@ -1,3 +1,4 @@
+/** The webhook body: its keys in order, the stored texts as they are, failures, and the same bytes on every attempt. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { webhookPayloadJson } from '../../src/domain/envelope.js';

@@ -1,3 +1,4 @@
+/** The API under test: a real server on loopback over a test database, and helpers for projects, keys and cargo. */
 import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
 import { type Config, loadConfig } from '../../src/config.js';

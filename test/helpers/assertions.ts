@@ -1,3 +1,4 @@
+/** Assertions on error answers: a 400 naming a field, the 400 body format, an exact `{detail}` body. */
 import assert from 'node:assert/strict';
 
 type Response = { status: number; body: any; text: string };

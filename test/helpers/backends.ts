@@ -1,10 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
-import { type Database, openDatabase } from '../../src/store/database.js';
-import { migrate } from '../../src/store/migrate.js';
-
 /**
  * The same suite runs on every database backend: a SQLite file (its writes on the write thread),
  * SQLite in memory (one connection that reads and writes: it catches code that mixes up the two),
@@ -13,6 +6,13 @@ import { migrate } from '../../src/store/migrate.js';
  * skipping half of it. Suites that start `barge` child processes need a database another process
  * can open, so they run on the file and on PostgreSQL (`backends({ childProcesses: true })`).
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { type Database, openDatabase } from '../../src/store/database.js';
+import { migrate } from '../../src/store/migrate.js';
+
 export interface Backend {
   name: 'sqlite' | 'sqlite-memory' | 'postgres';
   /**

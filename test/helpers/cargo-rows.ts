@@ -1,3 +1,4 @@
+/** Cargo rows as POST /cargo/load writes them, for suites that put cargo into the store directly. */
 import { newId } from '../../src/domain/ids.js';
 import type { NewCargo } from '../../src/store/cargo/insert.js';
 

@@ -1,3 +1,4 @@
+/** Suite harnesses: per suite, a fresh database with the API and workers, or with `barge serve` children. */
 import { after, before } from 'node:test';
 import type { Config } from '../../src/config.js';
 import { type Clock, systemClock } from '../../src/domain/clock.js';

@@ -1,3 +1,4 @@
+/** Metadata of exact sizes, for the tests of the metadata limits. */
 import assert from 'node:assert/strict';
 
 /** Metadata with `n` small entries. */

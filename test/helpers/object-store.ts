@@ -1,3 +1,4 @@
+/** The object-store rig: S3 behind a recording proxy, STS and SMTP on loopback, and the config that points at them. */
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../../src/config.js';
 import { newExternalId } from '../../src/domain/connections.js';

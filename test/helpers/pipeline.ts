@@ -1,3 +1,4 @@
+/** The workers under test: a service's workers over the test database, and helpers that drive cargo to a result. */
 import type { Config } from '../../src/config.js';
 import type { Clock, ManualClock } from '../../src/domain/clock.js';
 import { hasResult } from '../../src/domain/lifecycle.js';

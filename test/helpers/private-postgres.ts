@@ -1,11 +1,3 @@
-import { execFile } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
-import pg from 'pg';
-import { freePort } from './wait.js';
-
 /**
  * A PostgreSQL server of the test's own, for tests that stop and start the server (a restart, a
  * crash): the shared server on 5432 serves every other test and is never touched. The cluster
@@ -15,6 +7,13 @@ import { freePort } from './wait.js';
  * `pg_config --bindir`. PostgreSQL refuses to run as root, so as root the cluster belongs to the
  * `postgres` user and its commands run through `runuser`.
  */
+import { execFile } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { freePort } from './wait.js';
 
 const run = promisify(execFile);
 

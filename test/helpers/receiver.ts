@@ -1,3 +1,4 @@
+/** A real webhook receiver on loopback: records every request and answers as the test decides. */
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 

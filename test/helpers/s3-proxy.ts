@@ -1,3 +1,4 @@
+/** A recording proxy in front of the test S3 server that lets a test script its answers (SlowDown, KMS errors). */
 import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 

@@ -1,3 +1,4 @@
+/** A real S3 server (s3rver) on loopback with a client to set up and read back, and the key pairs it accepts. */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';

@@ -1,3 +1,4 @@
+/** Types of the part of s3rver the tests use (the package ships none). */
 declare module 's3rver' {
   import type { Server } from 'node:http';
 

@@ -1,3 +1,4 @@
+/** `barge` child processes in tests: the built command (checked fresh), run with its node flags, read line by line. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';

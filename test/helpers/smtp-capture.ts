@@ -1,3 +1,4 @@
+/** A local SMTP server that keeps every message it accepts, for the tests of incident mail. */
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 

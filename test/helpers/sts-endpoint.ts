@@ -1,3 +1,4 @@
+/** A test STS endpoint for AssumeRole: it checks external ids and session policies, can deny a role, records calls. */
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';

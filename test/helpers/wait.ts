@@ -1,7 +1,6 @@
+/** Waiting in tests: one sleep, one poll-until, one free port, for every suite. */
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
-
-/** Waiting in tests: one sleep, one poll-until, one free port, for every suite. */
 
 /** A loopback port nobody listens on right now (bind to port 0, read it, close). */
 export async function freePort(): Promise<number> {

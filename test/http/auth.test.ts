@@ -1,3 +1,4 @@
+/** API-key authentication of the cargo routes on every backend: each refusal and its order, expiry, last_used_at. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ManualClock } from '../../src/domain/clock.js';

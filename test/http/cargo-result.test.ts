@@ -1,3 +1,4 @@
+/** Tracking and GET /cargo/{id}/result on every backend: the stored result, 409 before it is ready, 410 once purged. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ManualClock } from '../../src/domain/clock.js';

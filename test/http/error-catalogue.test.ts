@@ -1,3 +1,4 @@
+/** The error catalogue: stable codes, the shapes of its details, no code in a body, each code in the request log. */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,3 +1,7 @@
+/**
+ * Error answers are JSON with a detail on every backend: malformed requests on raw sockets, bad paths and headers,
+ * content codings (gzip bombs included), refused JSON keys, wrong methods, and a header timeout.
+ */
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';

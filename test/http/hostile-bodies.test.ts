@@ -1,3 +1,4 @@
+/** Hostile requests: bodies that make validation costly, parts past their bounds, slow clients, bursts of big ones. */
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';

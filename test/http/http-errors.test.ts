@@ -1,3 +1,4 @@
+/** The HTTP edges on every backend: 404, 405, 400, 415, 413, the rate limit, health, docs, OpenAPI, fuzzed bodies. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ManualClock } from '../../src/domain/clock.js';

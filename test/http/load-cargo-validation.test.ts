@@ -1,3 +1,4 @@
+/** POST /cargo/load validation on every backend: each field's bounds, records, callbacks, every problem in one 400. */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createProjectWithKey, mockBody, startTestApp, storedCargo, type TestApp } from '../helpers/app.js';

@@ -1,3 +1,4 @@
+/** POST /cargo/load on every backend: a pending cargo stored as sent, and tracking reports it. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { createProjectWithKey, mockBody, storedCargo } from '../helpers/app.js';

@@ -1,3 +1,8 @@
+/**
+ * GET /metrics in the Prometheus text format: behind BARGE_METRICS_TOKEN when it is set, with the
+ * API's counters and the store's queue gauges; a `--role worker` process serves its own (provider
+ * calls, cargo moves) on BARGE_METRICS_PORT.
+ */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ManualClock } from '../../src/domain/clock.js';
@@ -5,11 +10,6 @@ import { createProjectWithKey, mockBody } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { harness } from '../helpers/harness.js';
 
-/**
- * GET /metrics in the Prometheus text format: behind BARGE_METRICS_TOKEN when it is set, with the
- * API's counters and the store's queue gauges; a `--role worker` process serves its own (provider
- * calls, cargo moves) on BARGE_METRICS_PORT.
- */
 const TOKEN = 'scrape-token-0123456789';
 
 /** The value of one sample line, e.g. `barge_cargo_pending{provider="mock",model="svc-mock"}`. */

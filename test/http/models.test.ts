@@ -1,3 +1,9 @@
+/**
+ * Model routing, the submit-time checks of a model's parameters and GET /models, through the API
+ * of services configured with no real provider, with all three, with Bedrock alone, and with an
+ * operator's own catalog. Providers are enabled by their settings only (fake keys, loopback
+ * addresses): nothing calls a provider at submit, and these services run no workers.
+ */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,13 +13,6 @@ import { type Config, loadConfig } from '../../src/config.js';
 import { createProjectWithKey, startTestApp, storedCargo, type TestApp } from '../helpers/app.js';
 import { assertErrorList, assertInvalidField } from '../helpers/assertions.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
-
-/**
- * Model routing, the submit-time checks of a model's parameters and GET /models, through the API
- * of services configured with no real provider, with all three, with Bedrock alone, and with an
- * operator's own catalog. Providers are enabled by their settings only (fake keys, loopback
- * addresses): nothing calls a provider at submit, and these services run no workers.
- */
 
 const ENV = {
   anthropic: { ANTHROPIC_API_KEY: 'sk-ant-test-0000000000', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' },

@@ -1,3 +1,9 @@
+/**
+ * The limit before authentication, from outside: a `barge serve` child allowing 5 failed
+ * authentications per address and window. Past them, a missing or unknown key is answered 429
+ * with a `detail` and Retry-After before any lookup, while a key that already passed keeps working
+ * from the same address. And the key cache: random well-formed keys cannot evict a real key.
+ */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
@@ -8,13 +14,6 @@ import { createProjectWithKey } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
 import { assertBuildIsFresh, BargeProcess } from '../helpers/serve.js';
 import { freePort } from '../helpers/wait.js';
-
-/**
- * The limit before authentication, from outside: a `barge serve` child allowing 5 failed
- * authentications per address and window. Past them, a missing or unknown key is answered 429
- * with a `detail` and Retry-After before any lookup, while a key that already passed keeps working
- * from the same address. And the key cache: random well-formed keys cannot evict a real key.
- */
 
 const UNKNOWN_CARGO = `crg_${'0'.repeat(26)}`;
 const LIMIT = 5;

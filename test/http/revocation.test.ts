@@ -1,15 +1,14 @@
+/**
+ * Revocation at once, from outside: two `barge serve --role api` children with the default key
+ * cache (10 s), and the change made by the `barge` CLI in a third process. The next request after
+ * the CLI returns must see it; a second is allowed for it to reach every process.
+ */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createProjectWithKey } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
 import { assertBuildIsFresh, BargeProcess } from '../helpers/serve.js';
 import { freePort, sleep } from '../helpers/wait.js';
-
-/**
- * Revocation at once, from outside: two `barge serve --role api` children with the default key
- * cache (10 s), and the change made by the `barge` CLI in a third process. The next request after
- * the CLI returns must see it; a second is allowed for it to reach every process.
- */
 
 const UNKNOWN_CARGO = `crg_${'0'.repeat(26)}`;
 const VISIBLE_WITHIN_MS = 1000;

@@ -1,3 +1,9 @@
+/**
+ * Per-project rate limits shared by several API processes: exactly through Redis (BARGE_REDIS_URL),
+ * and on PostgreSQL without Redis through counts each process adds to the database in batches,
+ * never one write per request, within the stated bound (what the other processes accepted in one
+ * sync interval).
+ */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Redis } from 'ioredis';
@@ -10,12 +16,6 @@ import { backends } from '../helpers/backends.js';
 import { harness } from '../helpers/harness.js';
 import { sleep } from '../helpers/wait.js';
 
-/**
- * Per-project rate limits shared by several API processes: exactly through Redis (BARGE_REDIS_URL),
- * and on PostgreSQL without Redis through counts each process adds to the database in batches,
- * never one write per request, within the stated bound (what the other processes accepted in one
- * sync interval).
- */
 const REDIS_URL = process.env.BARGE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 /**

@@ -1,3 +1,9 @@
+/**
+ * The per-project storage budget and the disk guard, over HTTP: a project past its bytes per UTC
+ * day or its bytes held gets 429 with a `detail` and Retry-After; held bytes fall when results
+ * are purged; the counters agree with a full recount of the tables, also after two API processes
+ * submitted concurrently; and a service short of storage answers 503 before reading the body.
+ */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type Kysely, sql } from 'kysely';
@@ -10,13 +16,6 @@ import { createProjectWithKey, mockBody, startTestApp, type TestApp } from '../h
 import { backends, type TestDatabase } from '../helpers/backends.js';
 import { testWorker } from '../helpers/pipeline.js';
 import { sleep } from '../helpers/wait.js';
-
-/**
- * The per-project storage budget and the disk guard, over HTTP: a project past its bytes per UTC
- * day or its bytes held gets 429 with a `detail` and Retry-After; held bytes fall when results
- * are purged; the counters agree with a full recount of the tables, also after two API processes
- * submitted concurrently; and a service short of storage answers 503 before reading the body.
- */
 
 /** What a project holds by definition, counted the slow way (the counters must agree). */
 async function recount(db: Kysely<Schema>, dialect: Database['dialect'], projectId: string): Promise<number> {

@@ -1,3 +1,4 @@
+/** GET /usage on every backend: tokens and cost by UTC day and model, per project, after purges, and never padding. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ManualClock } from '../../src/domain/clock.js';

@@ -1,3 +1,4 @@
+/** The API key operations: parsing an expiry, and creating, listing and deactivating keys on every backend. */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { hashApiKey } from '../../src/domain/api-keys.js';

@@ -1,3 +1,4 @@
+/** checkConnection: the target's kind, validation, refusals, the check interval; fake checkers, then S3 and STS. */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Config } from '../../src/config.js';

@@ -1,3 +1,4 @@
+/** The connection operations on every backend: role and static-credential connections, refusals, list, show, delete. */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';

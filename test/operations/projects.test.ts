@@ -1,3 +1,4 @@
+/** The project operations on every backend: create, list, activate, rotate the secret, set budgets and mail address. */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { PREVIOUS_SECRET_GRACE_MS } from '../../src/domain/webhook-secret.js';

@@ -1,3 +1,4 @@
+/** The redeliverCargo operation on every backend: a fresh delivery on each channel asked for, and its refusals. */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { newId } from '../../src/domain/ids.js';

@@ -1,3 +1,4 @@
+/** Helpers of the operation tests: a result's value, an expected refusal, the dependencies, a fresh project. */
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../src/domain/clock.js';
 import { createProject } from '../../src/operations/create-project.js';

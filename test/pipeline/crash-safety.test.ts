@@ -1,11 +1,3 @@
-import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { sql } from 'kysely';
-import { createProjectWithKey } from '../helpers/app.js';
-import { backends, type TestDatabase } from '../helpers/backends.js';
-import { assertBuildIsFresh, BargeProcess } from '../helpers/serve.js';
-import { freePort, sleep, waitFor } from '../helpers/wait.js';
-
 /**
  * A real `barge serve` child takes a few thousand svc-mock cargo over HTTP while the test SIGKILLs
  * it at several points of the pipeline (and once stops it gracefully), restarting it on the same
@@ -13,6 +5,13 @@ import { freePort, sleep, waitFor } from '../helpers/wait.js';
  * nothing may be batched or submitted twice. Runs on SQLite and, when reachable, PostgreSQL: about
  * 25-30 s per backend on a busy two-core machine, so the file stays near a minute.
  */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
+import { createProjectWithKey } from '../helpers/app.js';
+import { backends, type TestDatabase } from '../helpers/backends.js';
+import { assertBuildIsFresh, BargeProcess } from '../helpers/serve.js';
+import { freePort, sleep, waitFor } from '../helpers/wait.js';
 
 const TOTAL = 3000;
 const IN_FLIGHT = 32;

@@ -1,3 +1,8 @@
+/**
+ * Two `barge serve --role worker` processes share one PostgreSQL schema while 20,000 cargo arrive.
+ * PostgreSQL only: SQLite is one process by design. Under CI=true backends() fails when PostgreSQL
+ * is unreachable; elsewhere the suite is simply not generated without it.
+ */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { insertCargo } from '../../src/store/cargo/insert.js';
@@ -7,12 +12,6 @@ import { backends, type TestDatabase } from '../helpers/backends.js';
 import { pendingCargoRow } from '../helpers/cargo-rows.js';
 import { assertBuildIsFresh, BargeProcess } from '../helpers/serve.js';
 import { waitFor } from '../helpers/wait.js';
-
-/**
- * Two `barge serve --role worker` processes share one PostgreSQL schema while 20,000 cargo arrive.
- * PostgreSQL only: SQLite is one process by design. Under CI=true backends() fails when PostgreSQL
- * is unreachable; elsewhere the suite is simply not generated without it.
- */
 
 const TOTAL = 20_000;
 const CHUNK = 1_000;

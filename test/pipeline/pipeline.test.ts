@@ -1,3 +1,7 @@
+/**
+ * The batch pipeline with svc-mock on every backend: a cargo's statuses to its result, records, failures, when groups
+ * flush, padding, expiry past the completion window, and purging.
+ */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ManualClock } from '../../src/domain/clock.js';

@@ -1,3 +1,8 @@
+/**
+ * The Anthropic provider end to end through barge's HTTP API: cargo loaded over HTTP, batched and
+ * submitted by a worker of the same service wiring as `barge serve`, against the Message Batches
+ * emulator on loopback; results read back from the mailbox, webhooks and GET /usage.
+ */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
@@ -20,12 +25,6 @@ import { type ObjectStoreRig, startObjectStoreRig } from '../helpers/object-stor
 import { startReceiver } from '../helpers/receiver.js';
 import { loadOverHttp } from '../helpers/serve.js';
 import { eventually, waitFor } from '../helpers/wait.js';
-
-/**
- * The Anthropic provider end to end through barge's HTTP API: cargo loaded over HTTP, batched and
- * submitted by a worker of the same service wiring as `barge serve`, against the Message Batches
- * emulator on loopback; results read back from the mailbox, webhooks and GET /usage.
- */
 
 const HOUR = 3_600_000;
 const CREATE_PATH = /^\/v1\/messages\/batches$/;

@@ -1,3 +1,4 @@
+/** svc-mock's model: deterministic messages, token counts, max_tokens and stop sequences, and its trigger phrases. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ModelInput } from '../../src/domain/cargo-request.js';

@@ -1,3 +1,9 @@
+/**
+ * A real `barge serve` on PostgreSQL loses every one of its connections at once (what a restart,
+ * a failover or a proxy restart does to it): the process must live on, answer again, and keep
+ * processing, its LISTEN connection back so new cargo are picked up at once, not by the polling
+ * fallback. Connections are found by the child's application_name, so nothing else is touched.
+ */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
@@ -6,12 +12,6 @@ import { backends, PG_URL, type TestDatabase } from '../helpers/backends.js';
 import { assertBuildIsFresh, BargeProcess } from '../helpers/serve.js';
 import { freePort, sleep, waitFor } from '../helpers/wait.js';
 
-/**
- * A real `barge serve` on PostgreSQL loses every one of its connections at once (what a restart,
- * a failover or a proxy restart does to it): the process must live on, answer again, and keep
- * processing, its LISTEN connection back so new cargo are picked up at once, not by the polling
- * fallback. Connections are found by the child's application_name, so nothing else is touched.
- */
 const pgBackend = (await backends({ childProcesses: true })).find((b) => b.name === 'postgres');
 
 if (pgBackend) {

@@ -1,3 +1,7 @@
+/**
+ * The migrations keep frozen copies of the status and channel lists (never imports of live code);
+ * the database must still take every value the live lists name, and refuse others.
+ */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { newId } from '../../src/domain/ids.js';
@@ -5,10 +9,6 @@ import { ALL_CARGO_STATUSES, ALL_CHANNELS, DELIVERY_STATUSES } from '../../src/d
 import { createProjectWithKey } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
 
-/**
- * The migrations keep frozen copies of the status and channel lists (never imports of live code);
- * the database must still take every value the live lists name, and refuse others.
- */
 for (const backend of await backends()) {
   describe(`the schema takes every live status and channel on ${backend.name}`, () => {
     let db: TestDatabase;

@@ -1,3 +1,4 @@
+/** The group-commit writer: writes share a commit, groups capped by rows and bytes, a bad row fails alone, close. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { GroupCommitWriter } from '../../src/store/group-commit.js';

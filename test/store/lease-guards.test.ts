@@ -1,3 +1,11 @@
+/**
+ * The state moves that must hold under concurrency, each reproduced as it went wrong before the
+ * store had one SQL path: an attempt recorded for a delivery whose lease changed hands, a
+ * redelivery overwritten by a settle, a second delivery for a result stored twice, and a job a
+ * provider accepted after the lease lapsed left running unwatched. The interleavings are made
+ * with a second PostgreSQL connection holding row locks (SQLite has one writer: there the same
+ * tests check the sequential outcome).
+ */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
@@ -18,15 +26,6 @@ import { leaseAllDue } from '../delivery/webhook-support.js';
 import { createProjectWithKey } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
 import { pendingCargoRow } from '../helpers/cargo-rows.js';
-
-/**
- * The state moves that must hold under concurrency, each reproduced as it went wrong before the
- * store had one SQL path: an attempt recorded for a delivery whose lease changed hands, a
- * redelivery overwritten by a settle, a second delivery for a result stored twice, and a job a
- * provider accepted after the lease lapsed left running unwatched. The interleavings are made
- * with a second PostgreSQL connection holding row locks (SQLite has one writer: there the same
- * tests check the sequential outcome).
- */
 
 const T0 = Date.UTC(2026, 0, 1);
 

@@ -1,14 +1,3 @@
-import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import pg from 'pg';
-import { type Database, openDatabase } from '../../src/store/database.js';
-import { migrate } from '../../src/store/migrate.js';
-import { createProjectWithKey, mockBody } from '../helpers/app.js';
-import { type PrivatePostgres, privatePostgresAvailable, startPrivatePostgres } from '../helpers/private-postgres.js';
-import { startReceiver } from '../helpers/receiver.js';
-import { assertBuildIsFresh, BargeProcess } from '../helpers/serve.js';
-import { freePort, sleep, waitFor } from '../helpers/wait.js';
-
 /**
  * A real PostgreSQL server killed (`pg_ctl stop -m immediate`: every connection cut, no
  * shutdown) for a few seconds under load, then started again, under a deployment of 2 API and
@@ -19,6 +8,16 @@ import { freePort, sleep, waitFor } from '../helpers/wait.js';
  * new cargo after the recovery are picked up through LISTEN, well before the 5 s polling
  * fallback; and each process reports the outage in a few lines, not one per failed step.
  */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
+import { type Database, openDatabase } from '../../src/store/database.js';
+import { migrate } from '../../src/store/migrate.js';
+import { createProjectWithKey, mockBody } from '../helpers/app.js';
+import { type PrivatePostgres, privatePostgresAvailable, startPrivatePostgres } from '../helpers/private-postgres.js';
+import { startReceiver } from '../helpers/receiver.js';
+import { assertBuildIsFresh, BargeProcess } from '../helpers/serve.js';
+import { freePort, sleep, waitFor } from '../helpers/wait.js';
 
 const OUTAGE_MS = 4500;
 /** Cargo loaded before, during and after the outage, a few at a time (bounded). */

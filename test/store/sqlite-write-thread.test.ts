@@ -1,3 +1,8 @@
+/**
+ * The SQLite write connection in a worker thread (src/store/sqlite-write-thread.ts), as Kysely
+ * sees it: statements return rows and row counts, transactions are atomic, failures carry
+ * SQLite's code, the main connection reads what committed, and closing waits for work in flight.
+ */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,11 +17,6 @@ import { migrate } from '../../src/store/migrate.js';
 import { pendingCargoRow } from '../helpers/cargo-rows.js';
 import { eventually } from '../helpers/wait.js';
 
-/**
- * The SQLite write connection in a worker thread (src/store/sqlite-write-thread.ts), as Kysely
- * sees it: statements return rows and row counts, transactions are atomic, failures carry
- * SQLite's code, the main connection reads what committed, and closing waits for work in flight.
- */
 const cargoRow = (projectId: string, now: number, id = newId('crg', now)) => pendingCargoRow(projectId, { now, id });
 
 /** The cargo row alone, for statements written straight into the cargo table. */

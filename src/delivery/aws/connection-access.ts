@@ -1,3 +1,9 @@
+/**
+ * How every AWS delivery target (object store, SQS, SNS, EventBridge) gets credentials through a
+ * project's connection: an assumed-role session scoped by a session policy to the one action on
+ * the one resource, or a connection's static credentials. Failures come back as classified
+ * values; throttling is backed off within the attempt (withAwsBackoff).
+ */
 import type { Config, ObjectStoreConfig } from '../../config.js';
 import { openSecret } from '../../domain/secret-box.js';
 import type { Connection } from '../../store/admin/connections.js';
@@ -6,12 +12,6 @@ import { type AwsFailure, describe, isThrottle, isTimeout } from './aws-errors.j
 import { RoleSessions } from './role-sessions.js';
 import { isThrottledResult, type Throttled, withThrottleBackoff } from './throttle-backoff.js';
 
-/**
- * How every AWS delivery target (object store, SQS, SNS, EventBridge) gets credentials through a
- * project's connection: an assumed-role session scoped by a session policy to the one action on
- * the one resource, or a connection's static credentials. Failures come back as classified
- * values; throttling is backed off within the attempt (withAwsBackoff).
- */
 export interface AwsDeliveryDeps {
   clients: AwsClients;
   sessions: RoleSessions;

@@ -1,3 +1,4 @@
+/** The EventBridge message target: how a result is sent to an event bus. */
 import { PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { EVENT_SOURCE } from '../../domain/message-targets.js';
 import type { MessageTargetKind } from '../messages/message-kind.js';

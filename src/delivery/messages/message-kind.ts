@@ -1,3 +1,4 @@
+/** The interface of one kind of message target (SQS, SNS, EventBridge), and the message it sends. */
 import type { MessageTarget, MessageTargetType, ResolvedTarget } from '../../domain/message-targets.js';
 import type { AwsClients, MessageTarget as ClientTarget } from '../aws/aws-clients.js';
 

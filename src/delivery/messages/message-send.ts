@@ -1,3 +1,4 @@
+/** Sending one message to a message target through a connection, every failure classified as object delivery's are. */
 import { type MessageTarget, type ResolvedTarget, SEND_ACTIONS } from '../../domain/message-targets.js';
 import { messageSessionPolicyJson } from '../../domain/session-policy.js';
 import type { Connection } from '../../store/admin/connections.js';

@@ -1,3 +1,4 @@
+/** A bucket's region, found at delivery time with HeadBucket and cached, so a bucket may live in any region. */
 import { HeadBucketCommand } from '@aws-sdk/client-s3';
 import type { AwsClients, S3Target } from '../aws/aws-clients.js';
 import { type AwsFailure, awsFailure, isThrottle } from '../aws/aws-errors.js';

@@ -1,3 +1,4 @@
+/** Writing one object into a customer's bucket through a connection, every failure returned as a classified value. */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Config } from '../../config.js';
 import { sessionPolicyJson } from '../../domain/session-policy.js';

@@ -1,3 +1,4 @@
+/** The object-store channel: the result written as `{key_prefix}{cargo_id}.json` into the customer's bucket. */
 import { deliveredObjectJson, deliveredObjectMetadata } from '../../domain/object-body.js';
 import { parseStoredTarget, resultObjectKey } from '../../domain/object-target.js';
 import type { DueDelivery } from '../../store/deliveries/claim.js';

@@ -1,3 +1,4 @@
+/** The SNS message target: how a result is published to a topic. */
 import { type MessageAttributeValue, PublishCommand } from '@aws-sdk/client-sns';
 import type { MessageTargetKind } from '../messages/message-kind.js';
 

@@ -1,3 +1,4 @@
+/** The SQS message target: how a result is sent to a queue. */
 import { type MessageAttributeValue, SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { MessageTargetKind } from '../messages/message-kind.js';
 

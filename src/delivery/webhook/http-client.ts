@@ -1,3 +1,4 @@
+/** The HTTP agent of webhook deliveries: pooled keep-alive connections, refusing private addresses when told to. */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import { Agent } from 'undici';

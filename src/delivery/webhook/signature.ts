@@ -1,3 +1,4 @@
+/** Standard Webhooks signatures: the HMAC key of a secret, the `v1` signature, and a cache of signing keys. */
 import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 
 const SECRET_PREFIX = 'whsec_';

@@ -1,3 +1,11 @@
+/**
+ * The `callback` object of POST /cargo/load: where a result goes besides the webhook. One of
+ * object delivery (document 6.3) and the direct cloud message targets (6.4), each through a
+ * connection of the caller's project. Schemas and the submit-time rules: the address must be well
+ * formed (400), the connection the project's own (422 connection_not_found), the target on the
+ * connection's allow-list if it has one (422 target_not_allowed), a key prefix well formed (422
+ * invalid_key_prefix).
+ */
 import { type Static, Type } from 'typebox';
 import { targetAllowed } from '../../domain/connections.js';
 import { errors, type FieldError } from '../../domain/errors.js';
@@ -10,14 +18,6 @@ import {
   parseBucketArn,
 } from '../../domain/object-target.js';
 
-/**
- * The `callback` object of POST /cargo/load: where a result goes besides the webhook. One of
- * object delivery (document 6.3) and the direct cloud message targets (6.4), each through a
- * connection of the caller's project. Schemas and the submit-time rules: the address must be well
- * formed (400), the connection the project's own (422 connection_not_found), the target on the
- * connection's allow-list if it has one (422 target_not_allowed), a key prefix well formed (422
- * invalid_key_prefix).
- */
 const connectionId = Type.String({
   minLength: 1,
   maxLength: 256,

@@ -1,3 +1,4 @@
+/** GET /metrics: the process's Prometheus metrics, behind a bearer token when one is configured. */
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';

@@ -1,8 +1,3 @@
-import { hash } from 'node:crypto';
-import type { Message, ModelInput } from '../../domain/cargo-request.js';
-import type { ModelMessage } from '../../domain/model-message.js';
-import { REQUEST_EXPIRED_ERROR } from '../../domain/records.js';
-
 /**
  * svc-mock's model: deterministic (the same input gives the same message), well-formed, and
  * honouring max_tokens and stop_sequences. One word counts as one output token.
@@ -11,6 +6,11 @@ import { REQUEST_EXPIRED_ERROR } from '../../domain/records.js';
  * - `svc-mock:fail`   → the request errors with a provider-style invalid_request_error;
  * - `svc-mock:expire` → the request expires as if the batch's completion window closed first.
  */
+import { hash } from 'node:crypto';
+import type { Message, ModelInput } from '../../domain/cargo-request.js';
+import type { ModelMessage } from '../../domain/model-message.js';
+import { REQUEST_EXPIRED_ERROR } from '../../domain/records.js';
+
 export const TRIGGERS = Object.freeze({ fail: 'svc-mock:fail', expire: 'svc-mock:expire' });
 
 export type MockOutcome =

@@ -1,3 +1,4 @@
+/** Due batches: leasing those whose next check has come, and when the next one needs attention. */
 import type { Selectable } from 'kysely';
 import type { BatchStatus } from '../../domain/lifecycle.js';
 import type { Database } from '../database.js';

@@ -1,3 +1,4 @@
+/** Counting a provider's batches with a job running there, against its limit on jobs in progress. */
 import type { Database } from '../database.js';
 
 /**

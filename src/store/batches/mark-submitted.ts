@@ -1,3 +1,4 @@
+/** Recording a batch the provider accepted: its job, its cargo moved to `processing`, one batch per job. */
 import { movableFrom } from '../../domain/lifecycle.js';
 import type { Database } from '../database.js';
 

@@ -1,3 +1,4 @@
+/** The (provider, model) groups that have pending cargo, with their oldest cargo's time, for the batcher. */
 import type { Database } from '../database.js';
 
 export interface PendingGroup {

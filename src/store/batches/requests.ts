@@ -1,3 +1,4 @@
+/** A batch's provider requests and their custom ids, read from the store a page at a time. */
 import {
   type BatchRequest,
   customIdsOfCargo,

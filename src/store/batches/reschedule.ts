@@ -1,9 +1,8 @@
-import type { Database } from '../database.js';
-
 /**
  * The moves a leased batch makes after a look, each guarded by the lease: schedule the next look,
  * note a cancel requested at the provider, end it.
  */
+import type { Database } from '../database.js';
 
 /**
  * Releases the lease and schedules the next look, optionally recording a failed attempt (`error`),

@@ -1,3 +1,4 @@
+/** Reading one of a project's cargo with its result, for tracking and the mailbox. */
 import type { CargoStatus } from '../../domain/lifecycle.js';
 import type { Database } from '../database.js';
 

@@ -1,3 +1,4 @@
+/** Inserting new cargo rows and their requests, in multi-row statements. */
 import type { CompiledQuery, Insertable } from 'kysely';
 import { statementChunks } from '../chunks.js';
 import type { Database } from '../database.js';

@@ -1,3 +1,4 @@
+/** Redelivery: a fresh delivery of a finished cargo on every channel it asked for, or why it is refused. */
 import { movableFrom } from '../../domain/lifecycle.js';
 import type { Database } from '../database.js';
 import type { DeliveryChannelName } from '../schema.js';

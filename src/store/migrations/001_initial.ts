@@ -1,3 +1,4 @@
+/** Migration 001: projects, API keys, cargo, results and rate-limit windows. */
 import { type Kysely, sql } from 'kysely';
 
 // A frozen copy of the cargo statuses as of this migration (never an import of live code: a status

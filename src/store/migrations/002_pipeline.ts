@@ -1,3 +1,4 @@
+/** Migration 002: batches, the cargo's batch and the pipeline's indexes, staged record results, and svc-mock's jobs. */
 import { type Kysely, sql } from 'kysely';
 
 const BATCH_STATUSES = sql.join(['submitting', 'processing', 'ended'].map((s) => sql.lit(s)));

@@ -1,3 +1,4 @@
+/** Migration 003: webhook signing secrets on projects, deliveries, and the append-only delivery attempts. */
 import { type Kysely, sql } from 'kysely';
 import { generateWebhookSecret } from '../../domain/webhook-secret.js';
 

@@ -1,3 +1,4 @@
+/** Migration 004: delivery connections (an assumed role or static credentials) and projects' notification address. */
 import { type Kysely, sql } from 'kysely';
 
 const CONNECTION_STATUSES = sql.join(['active', 'failed'].map((s) => sql.lit(s)));

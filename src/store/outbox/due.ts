@@ -1,3 +1,4 @@
+/** Due outbox mail: leasing pending messages, and when the next one is due. */
 import type { MailMessage } from '../../mail/mailer.js';
 import type { Database } from '../database.js';
 import { claimDue, nextDueAt } from '../leases.js';

@@ -1,3 +1,4 @@
+/** Queuing mail in the outbox, in the transaction of the change it reports. */
 import type { Transaction } from 'kysely';
 import { newId } from '../../domain/ids.js';
 import type { MailMessage } from '../../mail/mailer.js';

@@ -1,3 +1,4 @@
+/** Recording an outbox send: sent, to be retried, or given up. */
 import type { Database } from '../database.js';
 
 /**

@@ -1,3 +1,4 @@
+/** What the collector reads of a batch's cargo: those still awaiting a result, and a cargo's stored request. */
 import { movableFrom } from '../../domain/lifecycle.js';
 import type { Database } from '../database.js';
 import { requestedChannels } from '../deliveries/create.js';

@@ -1,3 +1,4 @@
+/** Purging results past their retention (the result's body and the request go, the cargo row stays). */
 import type { ExpressionBuilder } from 'kysely';
 import { chunks } from '../chunks.js';
 import type { Database } from '../database.js';
