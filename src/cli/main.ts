@@ -1,4 +1,7 @@
 #!/usr/bin/env -S node --max-old-space-size=1024
+// The `barge` command: serve, migrate, and the admin commands (projects, keys, connections, cargo,
+// providers, usage).
+//
 // The heap limit: with none, V8 sizes the heap from the machine's memory and lets garbage pile up
 // to hundreds of megabytes before a full collection (bench:pipeline --rss); with one it collects
 // early. 1 GiB is far above what barge holds (request bodies in flight are bounded at 128 MiB).
