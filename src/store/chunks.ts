@@ -1,11 +1,11 @@
 /**
  * How big one statement may get. Multi-row statements save round trips (on a SQLite file each is
  * one to the write thread), but Kysely compiles each on the event loop, in one go: 30,000
- * parameters (2,500 results) took 15-35 ms, which a /health request waited out; 10,000 take
- * 3-5 ms. Both databases allow more (SQLite binds at most 32,766 parameters, PostgreSQL 65,535,
- * and a PostgreSQL message is at most 1 GB).
+ * parameters (2,500 results) took 15-35 ms, which a /health request waited out; 6,000 (500
+ * results) take about 2 ms. Both databases allow more (SQLite binds at most 32,766 parameters,
+ * PostgreSQL 65,535, and a PostgreSQL message is at most 1 GB).
  */
-const PARAMETERS_PER_STATEMENT = 10_000;
+const PARAMETERS_PER_STATEMENT = 6_000;
 const BYTES_PER_STATEMENT = 16 * 1024 * 1024;
 
 /** Id lists for `in (...)`, at most this many ids a statement. */

@@ -20,6 +20,8 @@ const MAX_NAMES = 10_000;
 
 export class HostAddresses {
   private readonly names = new Map<string, { expires: number; address: Promise<string | null> }>();
+  /** Callback URLs taken apart, by URL: every due delivery's key is asked for at every claim. */
+  private readonly urls = new Map<string, { host: string; port: string } | null>();
 
   constructor(
     private readonly lookup: AddressLookup = systemLookup,
@@ -29,17 +31,29 @@ export class HostAddresses {
 
   /** `address:port` of a callback URL (`name:host:port` when the name does not resolve; '' when no URL). */
   async key(callbackUrl: string | null): Promise<string> {
-    let url: URL;
-    try {
-      url = new URL(callbackUrl ?? '');
-    } catch {
-      return '';
-    }
-    const port = url.port || (url.protocol === 'https:' ? '443' : '80');
-    const host = url.hostname.replace(/^\[|\]$/g, '');
+    const target = this.hostAndPort(callbackUrl ?? '');
+    if (target === null) return '';
+    const { host, port } = target;
     if (isIP(host) !== 0) return `${host}:${port}`;
     const address = await this.resolve(host);
     return address === null ? `name:${host}:${port}` : `${address}:${port}`;
+  }
+
+  private hostAndPort(callbackUrl: string): { host: string; port: string } | null {
+    let target = this.urls.get(callbackUrl);
+    if (target !== undefined) return target;
+    try {
+      const url = new URL(callbackUrl);
+      target = {
+        host: url.hostname.replace(/^\[|\]$/g, ''),
+        port: url.port || (url.protocol === 'https:' ? '443' : '80'),
+      };
+    } catch {
+      target = null;
+    }
+    if (this.urls.size >= MAX_NAMES) this.urls.delete(this.urls.keys().next().value as string);
+    this.urls.set(callbackUrl, target);
+    return target;
   }
 
   private resolve(host: string): Promise<string | null> {

@@ -15,7 +15,7 @@ export interface AwaitingCargo {
 }
 
 /** Cargo read at once: each read is short (the main connection's reads hold the event loop). */
-const PAGE = 1000;
+const PAGE = 500;
 
 /** The cargo of a batch that have no result yet (a re-run of a collection skips the rest). */
 export async function cargoAwaitingResults(database: Database, batchId: string): Promise<AwaitingCargo[]> {
