@@ -10,29 +10,26 @@ export function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
+/** The longest the main thread's long loops keep the event loop, as a rule. */
+const SLICE_MS = 5;
+
 /**
- * Splits synchronous work into slices of about `sliceMs`: a loop calls `pause()` after each item,
- * which gives a turn back once the slice has run its time, and is a cheap check otherwise.
- * /health stays answered within tens of milliseconds during a large collection (bench:pipeline
- * --rss); a few milliseconds a slice costs the loop a turn's overhead every few milliseconds.
+ * Splits synchronous work into slices of about SLICE_MS: a loop checks `due` after each item
+ * (a clock read) and awaits `pause()` when it is, which gives a turn back. /health stays answered
+ * within tens of milliseconds during a large collection (bench:pipeline --rss); a turn every few
+ * milliseconds costs the loop little.
  */
 export class TimeSlices {
   private sliceStart = performance.now();
 
-  constructor(private readonly sliceMs = SLICE_MS) {}
-
-  /** True when the slice has run its time (the caller should await `pause()` now). */
+  /** The slice has run its time: the caller should `await pause()` now. */
   get due(): boolean {
-    return performance.now() - this.sliceStart >= this.sliceMs;
+    return performance.now() - this.sliceStart >= SLICE_MS;
   }
 
-  /** Gives a turn back if the slice has run its time. */
+  /** Gives a turn back and starts the next slice. */
   async pause(): Promise<void> {
-    if (!this.due) return;
     await nextTurn();
     this.sliceStart = performance.now();
   }
 }
-
-/** The longest the main thread's long loops keep the event loop, as a rule. */
-export const SLICE_MS = 5;

@@ -1,4 +1,5 @@
 /** A batch's requests as a provider gets them: each stored cargo's requests with their custom ids, then padding. */
+import type { CargoRecord, ModelInput } from './cargo-request.js';
 import { customIdFor, paddingId } from './custom-ids.js';
 
 /**
@@ -22,9 +23,16 @@ export interface StoredCargoRequest {
 }
 
 /**
- * How the request text of a cargo that is not `records` begins and ends: it is
- * `JSON.stringify({requests: [{modelInput}]})` (http/routes/load-cargo.ts), so what lies between
- * is exactly the model input's JSON text.
+ * The request text a cargo is stored with, written once when it is loaded: `{"requests": [...]}`,
+ * each request its model input (a `records` cargo's also its record id). requestsOfCargo reads it.
+ */
+export function storedRequestText(requests: CargoRecord[] | { modelInput: ModelInput }[]): string {
+  return JSON.stringify({ requests });
+}
+
+/**
+ * How the stored text of a cargo that is not `records` begins and ends (storedRequestText of one
+ * `{modelInput}`), so what lies between is exactly the model input's JSON text.
  */
 const SINGLE_PREFIX = '{"requests":[{"modelInput":';
 const SINGLE_SUFFIX = '}]}';

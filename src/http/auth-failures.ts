@@ -1,5 +1,6 @@
 /** Failed authentications counted per client address, so an address that keeps failing is refused before any lookup. */
 import { isIPv6 } from 'node:net';
+import { rememberBounded } from '../bounded-map.js';
 
 /**
  * Failed authentications per client address, counted in memory before any key lookup. A request
@@ -36,13 +37,7 @@ export class AuthFailureLimiter {
       entry.failures++;
       return;
     }
-    const max = this.options.maxAddresses ?? 100_000;
-    if (this.windows.size >= max) {
-      // Maps iterate in insertion order: the first entry is the oldest window.
-      const oldest = this.windows.keys().next().value;
-      if (oldest !== undefined) this.windows.delete(oldest);
-    }
-    this.windows.set(key, { start: this.now(), failures: 1 });
+    rememberBounded(this.windows, key, { start: this.now(), failures: 1 }, this.options.maxAddresses ?? 100_000);
   }
 
   private current(key: string): { start: number; failures: number } | undefined {

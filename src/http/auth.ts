@@ -1,5 +1,6 @@
 /** API-key authentication of the cargo routes: the checks in order, their bounded caches, and each request's caller. */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { rememberBounded } from '../bounded-map.js';
 import { hashApiKey, isWellFormedApiKey } from '../domain/api-keys.js';
 import type { Clock } from '../domain/clock.js';
 import { ApiError, errors } from '../domain/errors.js';
@@ -147,7 +148,7 @@ export class Authenticator {
     if (!credentials.projectIsActive) throw errors.projectInactive();
 
     this.touch(credentials.keyId, now);
-    remember(this.vouched, hash, true, this.maxEntries);
+    rememberBounded(this.vouched, hash, true, this.maxEntries);
     return {
       keyId: credentials.keyId,
       projectId: credentials.projectId,
@@ -169,10 +170,10 @@ export class Authenticator {
     if (caching && generation === this.generation) {
       if (credentials) {
         this.misses.delete(hash);
-        remember(this.known, hash, { credentials, fetchedAt: now }, this.maxEntries);
+        rememberBounded(this.known, hash, { credentials, fetchedAt: now }, this.maxEntries);
       } else {
         this.known.delete(hash);
-        remember(this.misses, hash, now, this.maxEntries);
+        rememberBounded(this.misses, hash, now, this.maxEntries);
       }
     }
     return credentials;
@@ -205,15 +206,4 @@ export class Authenticator {
     // Advisory bookkeeping: a lost update costs nothing, so it does not hold up the request.
     touchApiKeys(this.database, [keyId], now).catch((err: unknown) => this.options.onTouchError?.(err));
   }
-}
-
-/** Sets an entry as the newest of a bounded map, dropping the oldest when full. */
-function remember<V>(cache: Map<string, V>, hash: string, value: V, maxEntries: number): void {
-  cache.delete(hash);
-  if (cache.size >= maxEntries) {
-    // Maps iterate in insertion order: the first entry is the oldest.
-    const oldest = cache.keys().next().value;
-    if (oldest !== undefined) cache.delete(oldest);
-  }
-  cache.set(hash, value);
 }

@@ -1,4 +1,6 @@
 /** The per-project storage budget checked at submit: bytes accepted per UTC day, and bytes held. */
+
+import { rememberBounded } from '../bounded-map.js';
 import type { Clock } from '../domain/clock.js';
 import { DAY_MS } from '../domain/clock.js';
 import { errors } from '../domain/errors.js';
@@ -62,12 +64,7 @@ export class StorageBudget {
       this.reads.set(projectId, read);
     }
     const usage = await read;
-    this.usage.delete(projectId);
-    if (this.usage.size >= (this.options.maxProjects ?? 10_000)) {
-      const oldest = this.usage.keys().next().value;
-      if (oldest !== undefined) this.usage.delete(oldest);
-    }
-    this.usage.set(projectId, { usage, readAt: performance.now() });
+    rememberBounded(this.usage, projectId, { usage, readAt: performance.now() }, this.options.maxProjects ?? 10_000);
     return usage;
   }
 }

@@ -95,7 +95,7 @@ async function collect(
         plain.push(newResult(cargo, false, null, missing, usageOf(prices, NO_TOKENS)));
       }
       if (plain.length >= FLUSH_EVERY) await flush();
-      else await slices.pause();
+      else if (slices.due) await slices.pause();
     }
     await flush();
     await writer.settle();
@@ -164,7 +164,7 @@ async function collectInto(
       plain.push(newResult(cargo, outcome.success, outcome.responseJson, outcome.error, usageOf(prices, tokens)));
     }
     if (plain.length + staged.length >= FLUSH_EVERY) await flush();
-    else await slices.pause();
+    else if (slices.due) await slices.pause();
   }
 }
 

@@ -1,9 +1,10 @@
 // @ts-check
 /**
  * The SQLite write connection's thread (see sqlite-write-thread.ts): runs each compiled query it
- * is sent on its own connection and answers with the rows, or the row count and last rowid. Kept
- * as CommonJS so the same file runs from src/ under tsx (which does not reach worker threads) and
- * from dist/. One prepared statement per SQL text, in a bounded cache.
+ * is sent on its own connection and answers with the rows, or the row count and last rowid, and
+ * runs a whole transaction sent as one script. Kept as CommonJS so the same file runs from src/
+ * under tsx (which does not reach worker threads) and from dist/. One prepared statement per SQL
+ * text, in a bounded cache.
  */
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require('better-sqlite3');
@@ -13,7 +14,7 @@ const Database = require('better-sqlite3');
 /** A whole transaction in one message: its statements, run between BEGIN IMMEDIATE and COMMIT. */
 /** @typedef {{ id: number; script: { sql: string; parameters: unknown[] }[] }} Script */
 /** @typedef {{ rows: unknown[] } | { changes: number; lastInsertRowid: number | bigint }} Result */
-/** @typedef {{ id: number } & Result | { id: number; ran: number } | { id: number; error: { message: string; code: string | undefined; notBegun?: boolean } }} Reply */
+/** @typedef {{ id: number } & Result | { id: number } | { id: number; error: { message: string; code: string | undefined; notBegun?: boolean } }} Reply */
 
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
 const { path, pragmas } = /** @type {{ path: string; pragmas: string[] }} */ (workerData);
@@ -88,6 +89,22 @@ function errorReply(id, err, notBegun) {
 }
 
 /**
+ * Begins a transaction; the reply to send instead of running it when BEGIN fails. IMMEDIATE: the
+ * write lock is taken at BEGIN, so a transaction that reads first cannot fail later on a snapshot
+ * another process's commit made stale (SQLITE_BUSY_SNAPSHOT).
+ * @param {number} id
+ * @returns {Reply | null}
+ */
+function begin(id) {
+  try {
+    prepared('begin immediate').run();
+    return null;
+  } catch (err) {
+    return errorReply(id, err, true);
+  }
+}
+
+/**
  * Runs one statement.
  * @param {{ sql: string; parameters: unknown[] }} query
  * @returns {Result}
@@ -106,15 +123,12 @@ function run(query) {
  * @returns {Reply}
  */
 function runScript(message) {
-  try {
-    prepared('begin immediate').run();
-  } catch (err) {
-    return errorReply(message.id, err, true);
-  }
+  const notBegun = begin(message.id);
+  if (notBegun) return notBegun;
   try {
     for (const query of message.script) run(query);
     prepared('commit').run();
-    return { id: message.id, ran: message.script.length };
+    return { id: message.id };
   } catch (err) {
     try {
       prepared('rollback').run();
@@ -142,12 +156,9 @@ port.on('message', (/** @type {Query | Script | 'close'} */ message) => {
   let readonly = true;
   const inTransaction = db.inTransaction;
   if (message.begin) {
-    // IMMEDIATE: the write lock is taken at BEGIN, so a transaction that reads first cannot fail
-    // later on a snapshot another process's commit made stale (SQLITE_BUSY_SNAPSHOT).
-    try {
-      prepared('begin immediate').run();
-    } catch (err) {
-      port.postMessage(errorReply(message.id, err, true));
+    const notBegun = begin(message.id);
+    if (notBegun) {
+      port.postMessage(notBegun);
       return;
     }
   }

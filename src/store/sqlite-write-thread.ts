@@ -40,7 +40,7 @@ type Result = { rows: unknown[] } | { changes: number; lastInsertRowid: number |
 
 type Reply =
   | ({ id: number } & Result)
-  | { id: number; ran: number }
+  | { id: number }
   | { id: number; error: { message: string; code: string | undefined; notBegun?: boolean } };
 
 /** An error the thread reported, with SQLite's code (SQLITE_CONSTRAINT_UNIQUE, ...). */
@@ -140,6 +140,9 @@ class WriteThreadDriver implements Driver {
    */
   async runScript(queries: readonly CompiledQuery[]): Promise<void> {
     if (queries.length === 0) return;
+    // Kysely refuses a query after destroy(); a script bypasses Kysely, and the lock destroy took
+    // is never given back.
+    if (this.closed) throw new Error('database is closed');
     await this.acquireConnection();
     try {
       const reply = await this.post({ script: queries.map((q) => ({ sql: q.sql, parameters: q.parameters })) });

@@ -1,6 +1,7 @@
 /**
  * The storage counters of a project (migration 007): bytes held, and bytes accepted on the current
- * UTC day. The cargo insert moves them in its own transaction (`countAcceptedCargo`); results move
+ * UTC day. The cargo insert moves them in its own transaction (`acceptedCargoStatements`, in the group
+ * commit's `Database.writeAll`); results move
  * them through triggers that append to `storage_changes`, which this folds in. Nothing here sums a
  * table: a read is one row plus the project's few changes not folded yet.
  */

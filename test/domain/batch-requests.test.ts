@@ -1,9 +1,33 @@
 /** The provider requests of a stored cargo: a single request's input byte for byte, a records cargo's by index. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { requestsOfCargo } from '../../src/domain/batch-requests.js';
+import { requestsOfCargo, storedRequestText } from '../../src/domain/batch-requests.js';
+import type { ModelInput } from '../../src/domain/cargo-request.js';
 
 const id = 'crg_01jd0000000000000000000000';
+
+test('every stored text reads back as parsing it would give: the model input of each request, serialised', () => {
+  const inputs: ModelInput[] = [
+    { max_tokens: 1, messages: [{ role: 'user', content: '' }] },
+    { max_tokens: 9, system: 'a "quoted" }]} system', messages: [{ role: 'user', content: 'é 😀 \\ \n' }] },
+    {
+      max_tokens: 5,
+      temperature: 0.2,
+      stop_sequences: ['}]}'],
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }] }],
+    },
+  ];
+  for (const modelInput of inputs) {
+    const request = storedRequestText([{ modelInput }]);
+    const parsed = (JSON.parse(request) as { requests: { modelInput: unknown }[] }).requests.map((r) =>
+      JSON.stringify(r.modelInput),
+    );
+    assert.deepEqual(
+      [...requestsOfCargo({ id, request, is_records: 0 })].map((r) => r.input),
+      parsed,
+    );
+  }
+});
 
 test("a single request's input is its model input's JSON text, byte for byte", () => {
   const modelInput = { max_tokens: 10, messages: [{ role: 'user', content: 'a "quoted" }]} text ✓' }], n: 1e21 };

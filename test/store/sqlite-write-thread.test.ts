@@ -191,6 +191,8 @@ describe('SQLite write thread', () => {
     const writing = insertCargo(other, rows);
     await other.close();
     await writing;
+    // After close, a write is refused at once (it must not wait on a lock no one gives back).
+    await assert.rejects(insertCargo(other, rows.slice(0, 1)), /closed/);
     const reopened = openDatabase(url);
     assert.equal(
       await countCargo(

@@ -1,5 +1,6 @@
 /** Assumed-role sessions per connection and target, cached until shortly before they expire. */
 import { AssumeRoleCommand, type STSClient } from '@aws-sdk/client-sts';
+import { rememberBounded } from '../../bounded-map.js';
 import { roleSessionName } from '../../domain/session-policy.js';
 import type { SigningCredentials } from './aws-clients.js';
 import { type AwsFailure, awsFailure } from './aws-errors.js';
@@ -106,13 +107,7 @@ export class RoleSessions {
   }
 
   private remember(key: string, session: CachedSession): void {
-    this.cache.delete(key);
-    this.cache.set(key, session);
-    while (this.cache.size > this.maxEntries) {
-      const oldest = this.cache.keys().next().value;
-      if (oldest === undefined) break;
-      this.cache.delete(oldest);
-    }
+    rememberBounded(this.cache, key, session, this.maxEntries);
   }
 }
 

@@ -1,5 +1,6 @@
 /** A bucket's region, found at delivery time with HeadBucket and cached, so a bucket may live in any region. */
 import { HeadBucketCommand } from '@aws-sdk/client-s3';
+import { rememberBounded } from '../../bounded-map.js';
 import type { AwsClients, S3Target } from '../aws/aws-clients.js';
 import { type AwsFailure, awsFailure, isThrottle } from '../aws/aws-errors.js';
 
@@ -58,13 +59,7 @@ export class BucketRegions {
   }
 
   private remember(key: string, region: string): void {
-    const maxEntries = this.options.maxEntries ?? 10_000;
-    this.cache.delete(key);
-    this.cache.set(key, { region, until: this.options.now() + (this.options.ttlMs ?? 3_600_000) });
-    while (this.cache.size > maxEntries) {
-      const oldest = this.cache.keys().next().value;
-      if (oldest === undefined) break;
-      this.cache.delete(oldest);
-    }
+    const until = this.options.now() + (this.options.ttlMs ?? 3_600_000);
+    rememberBounded(this.cache, key, { region, until }, this.options.maxEntries ?? 10_000);
   }
 }

@@ -6,6 +6,7 @@
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import { rememberBounded } from '../../bounded-map.js';
 
 /** Every address a host name resolves to (the system resolver by default; tests inject one). */
 export type AddressLookup = (hostname: string) => Promise<string[]>;
@@ -51,8 +52,7 @@ export class HostAddresses {
     } catch {
       target = null;
     }
-    if (this.urls.size >= MAX_NAMES) this.urls.delete(this.urls.keys().next().value as string);
-    this.urls.set(callbackUrl, target);
+    rememberBounded(this.urls, callbackUrl, target, MAX_NAMES);
     return target;
   }
 
@@ -65,9 +65,7 @@ export class HostAddresses {
       (all) => [...all].sort()[0] ?? null,
       () => null,
     );
-    this.names.delete(host);
-    this.names.set(host, { expires: now + TTL_MS, address });
-    if (this.names.size > MAX_NAMES) this.names.delete(this.names.keys().next().value as string);
+    rememberBounded(this.names, host, { expires: now + TTL_MS, address }, MAX_NAMES);
     return address;
   }
 }

@@ -1,5 +1,6 @@
 /** Standard Webhooks signatures: the HMAC key of a secret, the `v1` signature, and a cache of signing keys. */
 import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
+import { rememberBounded } from '../../bounded-map.js';
 
 const SECRET_PREFIX = 'whsec_';
 
@@ -46,8 +47,7 @@ export class SigningKeys {
     if (key === undefined) {
       const secret = this.open(stored, projectId);
       key = secret === null ? null : signingKey(secret);
-      if (this.keys.size >= KEYS_MAX) this.keys.delete(this.keys.keys().next().value as string);
-      this.keys.set(id, key);
+      rememberBounded(this.keys, id, key, KEYS_MAX);
     }
     return key;
   }

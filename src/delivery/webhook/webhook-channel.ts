@@ -1,5 +1,5 @@
 /** The webhook channel: a signed POST (Standard Webhooks) to the cargo's callback URL. */
-import type { Readable } from 'node:stream';
+import { finished, type Readable } from 'node:stream';
 import { type Agent, request } from 'undici';
 import { webhookPayloadJson } from '../../domain/envelope.js';
 import { usableWebhookSecret } from '../../domain/webhook-secret.js';
@@ -135,24 +135,32 @@ export class WebhookChannel implements DeliveryChannel {
 
 /**
  * The first bytes of the body, for the attempt log; the rest is not read. Read from the stream's
- * events: its async iterator costs more than the few bytes a receiver usually answers with.
+ * events: its async iterator costs more than the few bytes a receiver usually answers with. Ends
+ * however the body does (end, error, or a close with neither, which rejects as the iterator did).
  */
 function readExcerpt(body: Readable): Promise<string | null> {
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];
     let size = 0;
-    const done = () => resolve(size === 0 ? null : Buffer.concat(parts).subarray(0, EXCERPT_BYTES).toString('utf8'));
-    body.on('data', (chunk: Buffer) => {
+    let settled = false;
+    const excerpt = () => (size === 0 ? null : Buffer.concat(parts).subarray(0, EXCERPT_BYTES).toString('utf8'));
+    const onData = (chunk: Buffer) => {
       parts.push(chunk);
       size += chunk.length;
       if (size < EXCERPT_BYTES) return;
-      body.removeAllListeners('end');
-      body.on('error', () => {});
+      settled = true;
+      body.off('data', onData);
       body.destroy();
-      done();
+      resolve(excerpt());
+    };
+    body.on('data', onData);
+    finished(body, (err) => {
+      if (settled) return;
+      settled = true;
+      body.off('data', onData);
+      if (err) reject(err);
+      else resolve(excerpt());
     });
-    body.once('end', done);
-    body.once('error', reject);
   });
 }
 

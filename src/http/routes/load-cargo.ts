@@ -1,5 +1,6 @@
 /** POST /cargo/load: validate, route, check the target and budgets, and commit the cargo durably. */
 import { type Static, Type } from 'typebox';
+import { storedRequestText } from '../../domain/batch-requests.js';
 import { type CargoRecord, checkLoadRules, LIMITS, type ModelInput } from '../../domain/cargo-request.js';
 import type { Clock } from '../../domain/clock.js';
 import { errors, type FieldError } from '../../domain/errors.js';
@@ -281,7 +282,7 @@ export function registerLoadCargo(app: CargoScope, deps: LoadCargoDeps): void {
 
       const now = deps.clock.now();
       const requests = toProviderRequests(body);
-      const request_json = JSON.stringify({ requests });
+      const request_json = storedRequestText(requests);
       const cargoId = newId('crg', now);
       const row: NewCargo = {
         id: cargoId,

@@ -109,7 +109,7 @@ function inputTokens(input: ModelInput): number {
 }
 
 const REPLY_OPENING = 'Synthetic reply from svc-mock. You said:';
-const OPENING_WORDS = 6;
+const OPENING_WORDS = spacedWords(REPLY_OPENING);
 /** Whitespace other than single spaces between words. */
 const UNEVEN_SPACE = /[^\S ]| {2}|^ | $/;
 

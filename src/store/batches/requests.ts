@@ -11,20 +11,18 @@ import {
 import type { Database } from '../database.js';
 import { pagesById } from '../pages.js';
 
-/** Cargo read at once: enough per round trip, and a bounded slice of a large batch in memory. */
+/**
+ * Cargo read at once, in id order (store/pages.ts): enough per round trip, and a bounded slice of
+ * a large batch in memory, so a 100,000-request batch is never held whole.
+ */
 const PAGE = 500;
-
-/** A batch's cargo rows in id order, a page at a time: a 100,000-request batch is never held whole. */
-function cargoPages<R extends { id: string }>(page: (after: string, size: number) => Promise<R[]>): AsyncIterable<R> {
-  return pagesById(PAGE, page);
-}
 
 /**
  * A batch's provider requests in cargo order, then padding up to `total` requests (a provider's
  * minimum): what the submitter streams to the provider, and what svc-mock replays.
  */
 export function batchRequests(database: Database, batchId: string, total: number): AsyncIterable<BatchRequest> {
-  const cargo = cargoPages<StoredCargoRequest>((after, size) =>
+  const cargo = pagesById<StoredCargoRequest>(PAGE, (after, size) =>
     database.read
       .selectFrom('cargo as c')
       .innerJoin('cargo_requests as q', 'q.cargo_id', 'c.id')
@@ -44,7 +42,7 @@ export function batchRequests(database: Database, batchId: string, total: number
  * position (Bedrock) needs them without reading the requests' text again.
  */
 export function batchCustomIds(database: Database, batchId: string, total: number): AsyncIterable<string> {
-  const cargo = cargoPages((after, size) =>
+  const cargo = pagesById(PAGE, (after, size) =>
     database.read
       .selectFrom('cargo')
       .select(['id', 'is_records', 'request_count'])

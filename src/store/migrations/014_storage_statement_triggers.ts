@@ -2,10 +2,10 @@ import { type Kysely, sql } from 'kysely';
 
 /**
  * PostgreSQL: the storage counters' triggers on `results` (migration 007) run once a statement,
- * not once a row. A collector stores results 800 at a time; a row trigger ran its PL/pgSQL body
- * and an insert for each, a third of the cost of inserting a result (bench:pipeline --db). The
- * statement triggers read the statement's rows (transition tables) and add one change row per
- * project with their sum. SQLite has no statement triggers; its row triggers stay.
+ * not once a row. A collector stores hundreds of results a statement; a row trigger ran its
+ * PL/pgSQL body and an insert for each, a third of the cost of inserting a result (bench:pipeline
+ * --db). The statement triggers read the statement's rows (transition tables) and add one change
+ * row per project with their sum. SQLite has no statement triggers; its row triggers stay.
  */
 export async function up(db: Kysely<any>, dialect: 'sqlite' | 'postgres'): Promise<void> {
   if (dialect !== 'postgres') return;
