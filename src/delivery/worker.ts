@@ -1,21 +1,11 @@
 /** The delivery worker: the deliverer's loop and the outbox sender's loop, side by side. */
-import type { Clock } from '../domain/clock.js';
 import { Loop } from '../loop.js';
 import type { Mailer } from '../mail/mailer.js';
 import { sendDueMail } from '../mail/outbox-sender.js';
-import type { Logger, Metrics } from '../ports.js';
-import type { Database } from '../store/database.js';
-import type { DeliveryChannel } from './channel.js';
-import { Deliverer, type DelivererSettings } from './deliverer.js';
+import { Deliverer, type DelivererDeps } from './deliverer.js';
 
-export interface DeliveryWorkerDeps {
-  database: Database;
-  clock: Clock;
-  workerId: string;
-  log: Logger;
-  metrics: Metrics;
-  channels: ReadonlyMap<string, DeliveryChannel>;
-  settings: DelivererSettings;
+/** The deliverer's own, less the wake-ups the worker wires between its loops, and the outbox's. */
+export interface DeliveryWorkerDeps extends Omit<DelivererDeps, 'wake' | 'onMailQueued'> {
   /** Sends the outbox's mail (incident mail). */
   mailer: Mailer;
   /** How long a claimed outbox message is this worker's (BARGE_LEASE_MS). */
@@ -37,13 +27,7 @@ export class DeliveryWorker {
   constructor(private readonly deps: DeliveryWorkerDeps) {
     const loop = { clock: deps.clock, log: deps.log, metrics: deps.metrics, idleMaxMs: deps.idleMaxMs };
     this.deliverer = new Deliverer({
-      database: deps.database,
-      clock: deps.clock,
-      workerId: deps.workerId,
-      log: deps.log,
-      metrics: deps.metrics,
-      channels: deps.channels,
-      settings: deps.settings,
+      ...deps,
       wake: () => this.deliveries.wake(),
       onMailQueued: () => this.outbox.wake(),
     });

@@ -96,6 +96,14 @@ export interface BatchLease {
   workerId: string;
 }
 
+/**
+ * An update of a batch the worker holds the lease on, for the caller to `set`: a worker that lost
+ * the lease changes nothing.
+ */
+export function leasedBatchUpdate(database: Database, lease: BatchLease) {
+  return database.write.updateTable('batches').where('id', '=', lease.batchId).where('locked_by', '=', lease.workerId);
+}
+
 /** A write under a batch lease found the lease gone: another worker has taken the batch over. */
 export class LeaseLostError extends Error {
   constructor(batchId: string) {

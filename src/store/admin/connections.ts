@@ -46,17 +46,11 @@ function toConnection(row: ConnectionRow): Connection {
   };
 }
 
-export interface NewConnection {
-  id: string;
-  projectId: string;
-  roleArn: string | null;
-  externalId: string;
-  allowedTargets: string[] | null;
-  endpointUrl: string | null;
-  region: string | null;
-  sealedCredentials: string | null;
-  now: number;
-}
+/** What a new connection is made with; the rest starts as a new connection's does (active, never checked). */
+export type NewConnection = Pick<
+  Connection,
+  'id' | 'projectId' | 'roleArn' | 'externalId' | 'allowedTargets' | 'endpointUrl' | 'region' | 'sealedCredentials'
+> & { now: number };
 
 export async function insertConnection(database: Database, input: NewConnection): Promise<Connection> {
   const row = await database.write

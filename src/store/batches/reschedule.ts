@@ -3,6 +3,7 @@
  * note a cancel requested at the provider, end it.
  */
 import type { Database } from '../database.js';
+import { leasedBatchUpdate } from '../leases.js';
 
 /**
  * Releases the lease and schedules the next look, optionally recording a failed attempt (`error`),
@@ -20,8 +21,7 @@ export async function rescheduleBatch(
     polled?: boolean;
   },
 ): Promise<void> {
-  await database.write
-    .updateTable('batches')
+  await leasedBatchUpdate(database, input)
     .set((eb) => ({
       next_check_at: input.nextCheckAt,
       locked_by: null,
@@ -31,8 +31,6 @@ export async function rescheduleBatch(
       ...(input.refused ? { refusals: eb('refusals', '+', 1) } : {}),
       ...(input.polled ? { poll_count: eb('poll_count', '+', 1) } : {}),
     }))
-    .where('id', '=', input.batchId)
-    .where('locked_by', '=', input.workerId)
     .execute();
 }
 
@@ -40,20 +38,14 @@ export async function markBatchCanceled(
   database: Database,
   input: { batchId: string; workerId: string; now: number },
 ): Promise<void> {
-  await database.write
-    .updateTable('batches')
-    .set({ canceled_at: input.now, updated_at: input.now })
-    .where('id', '=', input.batchId)
-    .where('locked_by', '=', input.workerId)
-    .execute();
+  await leasedBatchUpdate(database, input).set({ canceled_at: input.now, updated_at: input.now }).execute();
 }
 
 export async function markBatchEnded(
   database: Database,
   input: { batchId: string; workerId: string; reason: string; now: number },
 ): Promise<void> {
-  await database.write
-    .updateTable('batches')
+  await leasedBatchUpdate(database, input)
     .set({
       status: 'ended',
       end_reason: input.reason,
@@ -62,7 +54,5 @@ export async function markBatchEnded(
       locked_until: null,
       updated_at: input.now,
     })
-    .where('id', '=', input.batchId)
-    .where('locked_by', '=', input.workerId)
     .execute();
 }

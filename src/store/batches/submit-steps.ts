@@ -1,5 +1,6 @@
 /** The submitter's own records on a leased batch: the submit intent and the adapter's state between steps. */
 import type { Database } from '../database.js';
+import { leasedBatchUpdate } from '../leases.js';
 
 /**
  * Records that a call which may create a provider job is about to be made (kept if already set,
@@ -10,12 +11,9 @@ export async function recordSubmitIntent(
   database: Database,
   input: { batchId: string; workerId: string; now: number },
 ): Promise<boolean> {
-  const updated = await database.write
-    .updateTable('batches')
+  const updated = await leasedBatchUpdate(database, input)
     .set((eb) => ({ submit_started_at: eb.fn.coalesce('submit_started_at', eb.val(input.now)), updated_at: input.now }))
-    .where('id', '=', input.batchId)
     .where('status', '=', 'submitting')
-    .where('locked_by', '=', input.workerId)
     .executeTakeFirst();
   return Number(updated.numUpdatedRows) > 0;
 }
@@ -25,12 +23,9 @@ export async function saveProviderState(
   database: Database,
   input: { batchId: string; workerId: string; state: string; now: number },
 ): Promise<boolean> {
-  const updated = await database.write
-    .updateTable('batches')
+  const updated = await leasedBatchUpdate(database, input)
     .set({ provider_state: input.state, updated_at: input.now })
-    .where('id', '=', input.batchId)
     .where('status', '=', 'submitting')
-    .where('locked_by', '=', input.workerId)
     .executeTakeFirst();
   return Number(updated.numUpdatedRows) > 0;
 }
