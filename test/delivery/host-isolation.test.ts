@@ -1,10 +1,10 @@
 /** The per-host delivery limit on every backend: deliveries to a healthy receiver land while a hanging one's wait. */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { systemClock } from '../../src/domain/clock.js';
-import { createProjectWithKey, startTestApp, type TestApp } from '../helpers/app.js';
-import { backends, type TestDatabase } from '../helpers/backends.js';
-import { testWorker } from '../helpers/pipeline.js';
+import { createProjectWithKey } from '../helpers/app.js';
+import { backends } from '../helpers/backends.js';
+import { harness } from '../helpers/harness.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { eventually } from '../helpers/wait.js';
 import { assertSignedPosts, deliveryConfig, load } from './webhook-support.js';
@@ -16,32 +16,24 @@ const HEALTHY_WITHIN_MS = 2000;
 
 for (const backend of await backends()) {
   describe(`a hanging receiver does not hold up others on ${backend.name}`, () => {
-    let db: TestDatabase;
-    let app: TestApp;
-    before(async () => {
-      db = await backend.create();
-      app = await startTestApp(db.database, { clock: systemClock });
-    });
-    after(async () => {
-      await app.close();
-      await db.drop();
-    });
+    const h = harness(backend, { clock: systemClock });
 
     test(`${EACH} deliveries to a healthy receiver land while ${EACH} to a hanging one wait`, async () => {
       const hanging = await startReceiver(() => {});
       const healthy = await startReceiver();
-      const { worker } = await testWorker(db.database, systemClock, {
+      const { worker } = await h.worker({
         latencyMs: 0,
         settings: { batchMaxWaitMs: 0 },
         ...deliveryConfig({ webhookTimeoutMs: 5000, maxPerHost: PER_HOST }),
       });
       try {
-        const { key, webhookSecret } = await createProjectWithKey(db.database);
+        const { key, webhookSecret } = await createProjectWithKey(h.db.database);
         // The hanging receiver's cargo first, so they are due first.
         const ids: string[] = [];
         for (let i = 0; i < EACH; i++)
-          ids.push(await load(app, key, `hang ${i}`, { callback_url: `${hanging.url}/h` }));
-        for (let i = 0; i < EACH; i++) ids.push(await load(app, key, `ok ${i}`, { callback_url: `${healthy.url}/h` }));
+          ids.push(await load(h.app, key, `hang ${i}`, { callback_url: `${hanging.url}/h` }));
+        for (let i = 0; i < EACH; i++)
+          ids.push(await load(h.app, key, `ok ${i}`, { callback_url: `${healthy.url}/h` }));
         worker.start();
 
         await eventually(
@@ -49,7 +41,7 @@ for (const backend of await backends()) {
           (n) => n === EACH,
           HEALTHY_WITHIN_MS + 3000,
         );
-        const results = await db.database.write
+        const results = await h.db.database.write
           .selectFrom('results')
           .select(['cargo_id', 'created_at'])
           .where('cargo_id', 'in', ids)
@@ -66,7 +58,7 @@ for (const backend of await backends()) {
         // Their attempts are recorded (a moment after the receiver answered); none of the hanging ones.
         const attempts = await eventually(
           () =>
-            db.database.write
+            h.db.database.write
               .selectFrom('delivery_attempts as a')
               .innerJoin('deliveries as d', 'd.id', 'a.delivery_id')
               .innerJoin('cargo as c', 'c.id', 'd.cargo_id')

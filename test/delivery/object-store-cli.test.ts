@@ -92,6 +92,16 @@ for (const backend of await backends({ childProcesses: true })) {
       assert.match(run.stderr, message);
       assert.match(json(run).error, message);
     };
+    /** Runs `barge connection check` of a connection against the bucket of this name, with these flags. */
+    const checkConnection = (
+      connectionId: string,
+      bucket: string,
+      flags: string[] = [],
+      options?: { env?: Record<string, string> },
+    ) => barge(['connection', 'check', connectionId, '--bucket', `arn:aws:s3:::${bucket}`, ...flags], options);
+    /** Sets when the connection was last checked, which is what the once-a-minute limit looks at. */
+    const setLastCheckAt = (connectionId: string, at: number | null) =>
+      db.database.write.updateTable('connections').set({ last_check_at: at }).where('id', '=', connectionId).execute();
 
     test('create, list, show and delete a role connection, each with --json', async () => {
       const { slug } = await createProjectWithKey(db.database);
@@ -248,19 +258,16 @@ for (const backend of await backends({ childProcesses: true })) {
       // The capability check signs with them, straight to the store: no role is assumed.
       const stsCalls = rig.sts.calls.length;
       const bucket = await rig.bucket();
-      const check = json(
-        ok(await barge(['connection', 'check', created.id, '--bucket', `arn:aws:s3:::${bucket}`, '--json'])),
-      );
+      const check = json(ok(await checkConnection(created.id, bucket, ['--json'])));
       assert.equal(check.ok, true);
       assert.equal(check.capabilities.assume_role.status, 'skipped');
       assert.equal(check.capabilities.put_object.status, 'ok');
       assert.equal(rig.sts.calls.length, stsCalls);
       assert.deepEqual(await rig.s3.keys(bucket), ['convoy/svc-verify.json']);
       // With another key the sealed credentials do not open.
-      const other = await barge(
-        ['connection', 'check', created.id, '--bucket', `arn:aws:s3:::${bucket}`, '--role-only', '--json'],
-        { env: { BARGE_SECRET_KEY: randomBytes(32).toString('hex') } },
-      );
+      const other = await checkConnection(created.id, bucket, ['--role-only', '--json'], {
+        env: { BARGE_SECRET_KEY: randomBytes(32).toString('hex') },
+      });
       assert.equal(other.code, 1);
       assert.match(json(other).capabilities.assume_role.detail, /^connection_unusable: /);
     });
@@ -277,18 +284,7 @@ for (const backend of await backends({ childProcesses: true })) {
       );
       const stsCalls = rig.sts.calls.length;
 
-      const run = ok(
-        await barge([
-          'connection',
-          'check',
-          connection.id,
-          '--bucket',
-          `arn:aws:s3:::${bucket}`,
-          '--prefix',
-          'in/',
-          '--json',
-        ]),
-      );
+      const run = ok(await checkConnection(connection.id, bucket, ['--prefix', 'in/', '--json']));
       const report = json(run);
       assert.deepEqual(report, {
         connection_id: connection.id,
@@ -317,55 +313,24 @@ for (const backend of await backends({ childProcesses: true })) {
 
       // A second check within the minute is refused with the time to wait; nothing is written.
       const puts = rig.proxy.requests.filter((r) => r.method === 'PUT').length;
-      const again = await barge(['connection', 'check', connection.id, '--bucket', `arn:aws:s3:::${bucket}`, '--json']);
+      const again = await checkConnection(connection.id, bucket, ['--json']);
       failed(again, /ran less than 60 s ago \(checks write a real object\): wait (\d+) s/);
       const wait = Number(/wait (\d+) s/.exec(again.stderr)?.[1]);
       assert.ok(wait > 0 && wait <= 60, `wait ${wait}`);
       assert.equal(rig.proxy.requests.filter((r) => r.method === 'PUT').length, puts);
       // The role-only probe writes nothing and is not limited.
-      const roleOnly = json(
-        ok(
-          await barge([
-            'connection',
-            'check',
-            connection.id,
-            '--bucket',
-            `arn:aws:s3:::${bucket}`,
-            '--role-only',
-            '--json',
-          ]),
-        ),
-      );
+      const roleOnly = json(ok(await checkConnection(connection.id, bucket, ['--role-only', '--json'])));
       assert.equal(roleOnly.key, null);
       assert.equal(roleOnly.capabilities.assume_role.status, 'ok');
       assert.equal(roleOnly.capabilities.put_object.status, 'skipped');
       // Once the minute has passed, checks run again and overwrite the object.
-      await db.database.write
-        .updateTable('connections')
-        .set({ last_check_at: Date.now() - 61_000 })
-        .where('id', '=', connection.id)
-        .execute();
-      ok(
-        await barge([
-          'connection',
-          'check',
-          connection.id,
-          '--bucket',
-          `arn:aws:s3:::${bucket}`,
-          '--prefix',
-          'in/',
-          '--json',
-        ]),
-      );
+      await setLastCheckAt(connection.id, Date.now() - 61_000);
+      ok(await checkConnection(connection.id, bucket, ['--prefix', 'in/', '--json']));
       assert.deepEqual(await rig.s3.keys(bucket), ['in/svc-verify.json']);
 
       // Text output names each capability.
-      await db.database.write
-        .updateTable('connections')
-        .set({ last_check_at: null })
-        .where('id', '=', connection.id)
-        .execute();
-      const text = ok(await barge(['connection', 'check', connection.id, '--bucket', `arn:aws:s3:::${bucket}`]));
+      await setLastCheckAt(connection.id, null);
+      const text = ok(await checkConnection(connection.id, bucket));
       assert.match(text.stdout, /passed/);
       assert.match(text.stdout, /assume role\s+ok/);
       assert.match(text.stdout, /put object\s+ok/);
@@ -378,7 +343,7 @@ for (const backend of await backends({ childProcesses: true })) {
 
       const denied = await rig.roleConnection(db.database, projectId);
       rig.sts.deny(denied.roleArn as string);
-      const deniedRun = await barge(['connection', 'check', denied.id, '--bucket', `arn:aws:s3:::${bucket}`, '--json']);
+      const deniedRun = await checkConnection(denied.id, bucket, ['--json']);
       rig.sts.deny(denied.roleArn as string, false);
       assert.equal(deniedRun.code, 1);
       const deniedReport = json(deniedRun);
@@ -400,7 +365,7 @@ for (const backend of await backends({ childProcesses: true })) {
             }
           : { kind: 'forward' },
       );
-      const kmsRun = await barge(['connection', 'check', kms.id, '--bucket', `arn:aws:s3:::${bucket}`, '--json']);
+      const kmsRun = await checkConnection(kms.id, bucket, ['--json']);
       rig.proxy.reset();
       assert.equal(kmsRun.code, 1);
       const kmsReport = json(kmsRun);
@@ -410,21 +375,9 @@ for (const backend of await backends({ childProcesses: true })) {
       assert.match(kmsReport.capabilities.encryption_key.detail, /^target_misconfigured: .*KMS\.NotFoundException/);
 
       const allowed = await rig.roleConnection(db.database, projectId, { allow: ['arn:aws:s3:::only-this'] });
+      failed(await checkConnection(allowed.id, bucket, ['--json']), /is not on the allow-list/);
       failed(
-        await barge(['connection', 'check', allowed.id, '--bucket', `arn:aws:s3:::${bucket}`, '--json']),
-        /is not on the allow-list/,
-      );
-      failed(
-        await barge([
-          'connection',
-          'check',
-          allowed.id,
-          '--bucket',
-          'arn:aws:s3:::only-this',
-          '--prefix',
-          'x',
-          '--json',
-        ]),
+        await checkConnection(allowed.id, 'only-this', ['--prefix', 'x', '--json']),
         /invalid --prefix 'x': must end with '\/'/,
       );
     });

@@ -3,31 +3,22 @@
  * ahead, wait for slots, and top up many times over.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { systemClock } from '../../src/domain/clock.js';
-import { createProjectWithKey, startTestApp, type TestApp } from '../helpers/app.js';
-import { backends, type TestDatabase } from '../helpers/backends.js';
-import { testWorker } from '../helpers/pipeline.js';
+import { createProjectWithKey } from '../helpers/app.js';
+import { backends } from '../helpers/backends.js';
+import { harness } from '../helpers/harness.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { eventually } from '../helpers/wait.js';
 import { assertSignedPosts, deliveryConfig, load } from './webhook-support.js';
 
 for (const backend of await backends()) {
   describe(`delivery scheduling on ${backend.name}`, () => {
-    let db: TestDatabase;
-    let app: TestApp;
-    before(async () => {
-      db = await backend.create();
-      app = await startTestApp(db.database, { clock: systemClock });
-    });
-    after(async () => {
-      await app.close();
-      await db.drop();
-    });
+    const h = harness(backend, { clock: systemClock });
 
     const worker = async (limits: { maxInFlight: number; maxPerHost: number }) =>
       (
-        await testWorker(db.database, systemClock, {
+        await h.worker({
           latencyMs: 0,
           settings: { batchMaxWaitMs: 0 },
           ...deliveryConfig(limits),
@@ -35,21 +26,21 @@ for (const backend of await backends()) {
       ).worker;
 
     async function submit(n: number, url: string): Promise<{ ids: string[]; webhookSecret: string }> {
-      const { key, webhookSecret } = await createProjectWithKey(db.database);
+      const { key, webhookSecret } = await createProjectWithKey(h.db.database);
       const ids: string[] = [];
-      for (let i = 0; i < n; i++) ids.push(await load(app, key, `load ${i}`, { callback_url: url }));
+      for (let i = 0; i < n; i++) ids.push(await load(h.app, key, `load ${i}`, { callback_url: url }));
       return { ids, webhookSecret };
     }
 
     const statuses = async (ids: string[]) =>
-      db.database.write.selectFrom('cargo').select(['id', 'status']).where('id', 'in', ids).execute();
+      h.db.database.write.selectFrom('cargo').select(['id', 'status']).where('id', 'in', ids).execute();
 
     /** Each cargo reached the receiver exactly once, and each has one attempt, recorded. */
     async function assertExactlyOnce(ids: string[], received: { headers: Record<string, unknown> }[]) {
       const seen = received.map((r) => String(r.headers['idempotency-key']));
       assert.equal(new Set(seen).size, seen.length, 'a cargo was delivered twice');
       assert.deepEqual([...seen].sort(), [...ids].sort());
-      const attempts = await db.database.write
+      const attempts = await h.db.database.write
         .selectFrom('delivery_attempts as a')
         .innerJoin('deliveries as d', 'd.id', 'a.delivery_id')
         .select(['d.cargo_id', 'a.attempt', 'a.status_code'])
@@ -72,7 +63,7 @@ for (const backend of await backends()) {
         );
         await assertExactlyOnce(ids, receiver.received);
         assertSignedPosts(receiver.received, webhookSecret);
-        const leased = await db.database.write
+        const leased = await h.db.database.write
           .selectFrom('deliveries')
           .select('id')
           .where('cargo_id', 'in', ids)
@@ -99,7 +90,7 @@ for (const backend of await backends()) {
           10_000,
         );
         await a.close();
-        const left = await db.database.write
+        const left = await h.db.database.write
           .selectFrom('deliveries')
           .select(['id', 'locked_by', 'next_attempt_at'])
           .where('cargo_id', 'in', ids)

@@ -27,6 +27,18 @@ import {
   verifies,
 } from './webhook-support.js';
 
+/** A webhook payload's keys, in the order they are sent. */
+const PAYLOAD_KEYS = ['cargo_id', 'success', 'response', 'error', 'error_message', 'metadata'];
+
+/** One webhook delivery as tracking shows it, but for its channel. */
+interface TrackedDelivery {
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  last_error: string | null;
+  last_status_code: number | null;
+  next_attempt_at: string | null;
+}
+
 for (const backend of await backends()) {
   describe(`webhook delivery on ${backend.name}`, () => {
     // One clock for the app and every worker of this suite; tests only move it forward, and each
@@ -39,6 +51,25 @@ for (const backend of await backends()) {
       clock.advance(500);
       await worker.runUntilIdle();
       return clock.now();
+    }
+
+    /** Tracking shows the cargo in this status with its one delivery, a webhook, in this state; returns the body. */
+    async function assertTracking(key: string, id: string, status: string, delivery: TrackedDelivery) {
+      const tracking = await h.app.request('GET', `/cargo/${id}/tracking`, { key });
+      assert.equal(tracking.body.status, status);
+      assert.deepEqual(tracking.body.deliveries, [{ channel: 'webhook', ...delivery }]);
+      return tracking.body;
+    }
+
+    /** Tracking shows the webhook delivered, with a 200, after this many attempts. */
+    function assertDelivered(key: string, id: string, attempts: number) {
+      return assertTracking(key, id, 'callback_delivered', {
+        status: 'delivered',
+        attempts,
+        last_error: null,
+        last_status_code: 200,
+        next_attempt_at: null,
+      });
     }
 
     test('a 200 on the first attempt delivers: one signed POST with the exact body and headers', async () => {
@@ -63,14 +94,7 @@ for (const backend of await backends()) {
         assert.match(post.headers['user-agent'] ?? '', /^barge\//);
         assert.equal(post.headers['idempotency-key'], id);
         const payload = JSON.parse(post.body);
-        assert.deepEqual(Object.keys(payload), [
-          'cargo_id',
-          'success',
-          'response',
-          'error',
-          'error_message',
-          'metadata',
-        ]);
+        assert.deepEqual(Object.keys(payload), PAYLOAD_KEYS);
         assert.equal(payload.cargo_id, id);
         assert.equal(payload.success, true);
         assert.equal(payload.error, null);
@@ -90,18 +114,7 @@ for (const backend of await backends()) {
         assert.deepEqual(wh.verify(post.body, headers), payload);
         assert.throws(() => wh.verify(post.body.replace('deliver me', 'Deliver me'), headers));
 
-        const tracking = await h.app.request('GET', `/cargo/${id}/tracking`, { key });
-        assert.equal(tracking.body.status, 'callback_delivered');
-        assert.deepEqual(tracking.body.deliveries, [
-          {
-            channel: 'webhook',
-            status: 'delivered',
-            attempts: 1,
-            last_error: null,
-            last_status_code: 200,
-            next_attempt_at: null,
-          },
-        ]);
+        await assertDelivered(key, id, 1);
         assertSignedPosts(receiver.received, webhookSecret);
       } finally {
         await receiver.close();
@@ -120,18 +133,13 @@ for (const backend of await backends()) {
         const t0 = await finish(worker);
         assert.equal(receiver.received.length, 1);
 
-        const tracking1 = await h.app.request('GET', `/cargo/${id}/tracking`, { key });
-        assert.equal(tracking1.body.status, 'callback_pending');
-        assert.deepEqual(tracking1.body.deliveries, [
-          {
-            channel: 'webhook',
-            status: 'pending',
-            attempts: 1,
-            last_error: 'receiver answered HTTP 500',
-            last_status_code: 500,
-            next_attempt_at: iso(t0 + 30_000),
-          },
-        ]);
+        await assertTracking(key, id, 'callback_pending', {
+          status: 'pending',
+          attempts: 1,
+          last_error: 'receiver answered HTTP 500',
+          last_status_code: 500,
+          next_attempt_at: iso(t0 + 30_000),
+        });
         // The result is in the mailbox while the webhook is still being retried.
         assert.equal((await h.app.request('GET', `/cargo/${id}/result`, { key })).status, 200);
 
@@ -176,18 +184,7 @@ for (const backend of await backends()) {
           assert.equal(post.body, first?.body);
           assert.equal(post.headers['webhook-id'], first?.headers['webhook-id']);
         }
-        const final = await h.app.request('GET', `/cargo/${id}/tracking`, { key });
-        assert.equal(final.body.status, 'callback_delivered');
-        assert.deepEqual(final.body.deliveries, [
-          {
-            channel: 'webhook',
-            status: 'delivered',
-            attempts: 3,
-            last_error: null,
-            last_status_code: 200,
-            next_attempt_at: null,
-          },
-        ]);
+        await assertDelivered(key, id, 3);
         assertSignedPosts(receiver.received, webhookSecret);
       } finally {
         await receiver.close();
@@ -235,19 +232,14 @@ for (const backend of await backends()) {
         assert.equal(result.body.cargo_id, id);
         assert.equal(result.body.success, true);
         assert.equal(result.body.response.type, 'message');
-        const tracking = await h.app.request('GET', `/cargo/${id}/tracking`, { key });
-        assert.equal(tracking.body.status, 'callback_failed');
-        assert.equal(tracking.body.status_description, 'Callback delivery failed after all retries');
-        assert.deepEqual(tracking.body.deliveries, [
-          {
-            channel: 'webhook',
-            status: 'failed',
-            attempts: 6,
-            last_error: 'receiver answered HTTP 500',
-            last_status_code: 500,
-            next_attempt_at: null,
-          },
-        ]);
+        const tracking = await assertTracking(key, id, 'callback_failed', {
+          status: 'failed',
+          attempts: 6,
+          last_error: 'receiver answered HTTP 500',
+          last_status_code: 500,
+          next_attempt_at: null,
+        });
+        assert.equal(tracking.status_description, 'Callback delivery failed after all retries');
         assertSignedPosts(receiver.received, webhookSecret);
       } finally {
         await receiver.close();
@@ -328,14 +320,7 @@ for (const backend of await backends()) {
 
         assert.equal(receiver.received.length, 1);
         const payload = JSON.parse(receiver.received[0]?.body ?? '');
-        assert.deepEqual(Object.keys(payload), [
-          'cargo_id',
-          'success',
-          'response',
-          'error',
-          'error_message',
-          'metadata',
-        ]);
+        assert.deepEqual(Object.keys(payload), PAYLOAD_KEYS);
         assert.equal(payload.cargo_id, id);
         assert.equal(payload.success, false);
         assert.equal(payload.response, null);

@@ -7,6 +7,7 @@ import { createProjectWithKey, mockBody } from '../helpers/app.js';
 import { assertDetail } from '../helpers/assertions.js';
 import { backends } from '../helpers/backends.js';
 import { harness } from '../helpers/harness.js';
+import { RESULT_ENVELOPE_KEYS } from '../helpers/result-envelope.js';
 
 /** decisions.md, status model. */
 const DESCRIPTIONS: Record<CargoStatus, string> = {
@@ -174,14 +175,7 @@ for (const backend of await backends()) {
       const res = await result(key, cargoId);
       assert.equal(res.status, 200, res.text);
       assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
-      assert.deepEqual(Object.keys(res.body), [
-        'cargo_id',
-        'success',
-        'response',
-        'error_message',
-        'created_at',
-        'metadata',
-      ]);
+      assert.deepEqual(Object.keys(res.body), RESULT_ENVELOPE_KEYS);
       assert.deepEqual(res.body, {
         cargo_id: cargoId,
         success: true,

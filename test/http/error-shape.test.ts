@@ -111,6 +111,10 @@ const request = (method: string, target: string, headers: string[] = [], body = 
     body,
   ].join('\r\n');
 
+/** A POST /cargo/load with a JSON type sent as bytes, with the case's other headers (framing, key) and body. */
+const loadViaSocket = (ctx: Context, headers: string[], body = '') =>
+  viaSocket(ctx, request('POST', '/cargo/load', ['Content-Type: application/json', ...headers], body));
+
 /** A POST /cargo/load with the suite's key and a JSON type, plus whatever else the case needs. */
 const load = (ctx: Context, body: RequestInit['body'], headers: Record<string, string> = {}) =>
   viaFetch(`${ctx.app.url}/cargo/load`, {
@@ -170,52 +174,29 @@ const CASES: Case[] = [
   },
   {
     name: 'Content-Length: abc',
-    send: (ctx) =>
-      viaSocket(ctx, request('POST', '/cargo/load', ['Content-Type: application/json', 'Content-Length: abc'])),
+    send: (ctx) => loadViaSocket(ctx, ['Content-Length: abc']),
     status: 400,
     detail: /Content-Length/,
   },
   {
     name: 'Content-Length together with Transfer-Encoding: chunked',
-    send: (ctx) =>
-      viaSocket(
-        ctx,
-        request(
-          'POST',
-          '/cargo/load',
-          ['Content-Type: application/json', 'Content-Length: 5', 'Transfer-Encoding: chunked'],
-          '0\r\n\r\n',
-        ),
-      ),
+    send: (ctx) => loadViaSocket(ctx, ['Content-Length: 5', 'Transfer-Encoding: chunked'], '0\r\n\r\n'),
     status: 400,
     detail: /Transfer-Encoding/,
   },
   {
     name: 'two conflicting Content-Length headers',
-    send: (ctx) =>
-      viaSocket(
-        ctx,
-        request(
-          'POST',
-          '/cargo/load',
-          ['Content-Type: application/json', 'Content-Length: 2', 'Content-Length: 3'],
-          '{}',
-        ),
-      ),
+    send: (ctx) => loadViaSocket(ctx, ['Content-Length: 2', 'Content-Length: 3'], '{}'),
     status: 400,
     detail: /Content-Length/,
   },
   {
     name: 'oversize chunk extensions',
     send: (ctx) =>
-      viaSocket(
+      loadViaSocket(
         ctx,
-        request(
-          'POST',
-          '/cargo/load',
-          [`X-API-Key: ${ctx.key}`, 'Content-Type: application/json', 'Transfer-Encoding: chunked'],
-          `2;${'e'.repeat(20_000)}\r\n{}\r\n0\r\n\r\n`,
-        ),
+        [`X-API-Key: ${ctx.key}`, 'Transfer-Encoding: chunked'],
+        `2;${'e'.repeat(20_000)}\r\n{}\r\n0\r\n\r\n`,
       ),
     status: 413,
   },

@@ -10,6 +10,7 @@ import type { JobStatus, SubmitInput, SubmitStep } from '../../src/providers/pro
 import { createProjectWithKey, loadCargo, mockBody } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { harness } from '../helpers/harness.js';
+import { RESULT_ENVELOPE_KEYS } from '../helpers/result-envelope.js';
 
 const HOUR = 3_600_000;
 
@@ -57,14 +58,7 @@ for (const backend of await backends()) {
       assert.equal(await status(key, id), 'completed');
       const result = await h.app.request('GET', `/cargo/${id}/result`, { key });
       assert.equal(result.status, 200);
-      assert.deepEqual(Object.keys(result.body), [
-        'cargo_id',
-        'success',
-        'response',
-        'error_message',
-        'created_at',
-        'metadata',
-      ]);
+      assert.deepEqual(Object.keys(result.body), RESULT_ENVELOPE_KEYS);
       assert.equal(result.body.cargo_id, id);
       assert.equal(result.body.success, true);
       assert.equal(result.body.error_message, null);
