@@ -3,7 +3,7 @@
  * note a cancel requested at the provider, end it.
  */
 import type { Database } from '../database.js';
-import { leasedBatchUpdate } from '../leases.js';
+import { type BatchLease, leasedBatchUpdate } from '../leases.js';
 
 /**
  * Releases the lease and schedules the next look, optionally recording a failed attempt (`error`),
@@ -11,9 +11,7 @@ import { leasedBatchUpdate } from '../leases.js';
  */
 export async function rescheduleBatch(
   database: Database,
-  input: {
-    batchId: string;
-    workerId: string;
+  input: BatchLease & {
     nextCheckAt: number;
     now: number;
     error?: string;
@@ -34,16 +32,13 @@ export async function rescheduleBatch(
     .execute();
 }
 
-export async function markBatchCanceled(
-  database: Database,
-  input: { batchId: string; workerId: string; now: number },
-): Promise<void> {
+export async function markBatchCanceled(database: Database, input: BatchLease & { now: number }): Promise<void> {
   await leasedBatchUpdate(database, input).set({ canceled_at: input.now, updated_at: input.now }).execute();
 }
 
 export async function markBatchEnded(
   database: Database,
-  input: { batchId: string; workerId: string; reason: string; now: number },
+  input: BatchLease & { reason: string; now: number },
 ): Promise<void> {
   await leasedBatchUpdate(database, input)
     .set({

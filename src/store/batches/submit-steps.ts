@@ -1,16 +1,13 @@
 /** The submitter's own records on a leased batch: the submit intent and the adapter's state between steps. */
 import type { Database } from '../database.js';
-import { leasedBatchUpdate } from '../leases.js';
+import { type BatchLease, leasedBatchUpdate } from '../leases.js';
 
 /**
  * Records that a call which may create a provider job is about to be made (kept if already set,
  * so the first attempt's time bounds the search for a job a lost call created). Lease-guarded:
  * false if the lease was lost, and then no call may be made.
  */
-export async function recordSubmitIntent(
-  database: Database,
-  input: { batchId: string; workerId: string; now: number },
-): Promise<boolean> {
+export async function recordSubmitIntent(database: Database, input: BatchLease & { now: number }): Promise<boolean> {
   const updated = await leasedBatchUpdate(database, input)
     .set((eb) => ({ submit_started_at: eb.fn.coalesce('submit_started_at', eb.val(input.now)), updated_at: input.now }))
     .where('status', '=', 'submitting')
@@ -21,7 +18,7 @@ export async function recordSubmitIntent(
 /** Keeps what the adapter handed back after a step short of the job. Lease-guarded, as above. */
 export async function saveProviderState(
   database: Database,
-  input: { batchId: string; workerId: string; state: string; now: number },
+  input: BatchLease & { state: string; now: number },
 ): Promise<boolean> {
   const updated = await leasedBatchUpdate(database, input)
     .set({ provider_state: input.state, updated_at: input.now })
