@@ -27,6 +27,7 @@ import {
 import { backends, type TestDatabase } from '../helpers/backends.js';
 import { notifyTo, type ObjectStoreRig, startObjectStoreRig } from '../helpers/object-store.js';
 import { testWorker } from '../helpers/pipeline.js';
+import { WEBHOOK_PAYLOAD_KEYS } from '../helpers/wire-keys.js';
 
 // ---------------------------------------------------------------------------------------------------
 // The three kinds.
@@ -243,7 +244,8 @@ function promptWithResponseOf(bytes: number): string {
 // ---------------------------------------------------------------------------------------------------
 
 const RESULT_URL = (id: string) => `https://barge.test/cargo/${id}/result`;
-const BODY_KEYS = ['cargo_id', 'success', 'response', 'error', 'error_message', 'metadata', 'result_url'];
+/** A message target's body: the webhook's, and where the result can be fetched. */
+const BODY_KEYS = [...WEBHOOK_PAYLOAD_KEYS, 'result_url'];
 let counter = 0;
 
 for (const backend of await backends()) {

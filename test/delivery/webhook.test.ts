@@ -14,6 +14,7 @@ import { backends } from '../helpers/backends.js';
 import { harness } from '../helpers/harness.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { freePort } from '../helpers/wait.js';
+import { WEBHOOK_PAYLOAD_KEYS } from '../helpers/wire-keys.js';
 import {
   assertNoSecret,
   assertSignedPosts,
@@ -26,9 +27,6 @@ import {
   load,
   verifies,
 } from './webhook-support.js';
-
-/** A webhook payload's keys, in the order they are sent. */
-const PAYLOAD_KEYS = ['cargo_id', 'success', 'response', 'error', 'error_message', 'metadata'];
 
 /** One webhook delivery as tracking shows it, but for its channel. */
 interface TrackedDelivery {
@@ -94,7 +92,7 @@ for (const backend of await backends()) {
         assert.match(post.headers['user-agent'] ?? '', /^barge\//);
         assert.equal(post.headers['idempotency-key'], id);
         const payload = JSON.parse(post.body);
-        assert.deepEqual(Object.keys(payload), PAYLOAD_KEYS);
+        assert.deepEqual(Object.keys(payload), WEBHOOK_PAYLOAD_KEYS);
         assert.equal(payload.cargo_id, id);
         assert.equal(payload.success, true);
         assert.equal(payload.error, null);
@@ -320,7 +318,7 @@ for (const backend of await backends()) {
 
         assert.equal(receiver.received.length, 1);
         const payload = JSON.parse(receiver.received[0]?.body ?? '');
-        assert.deepEqual(Object.keys(payload), PAYLOAD_KEYS);
+        assert.deepEqual(Object.keys(payload), WEBHOOK_PAYLOAD_KEYS);
         assert.equal(payload.cargo_id, id);
         assert.equal(payload.success, false);
         assert.equal(payload.response, null);

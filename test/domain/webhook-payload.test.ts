@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { webhookPayloadJson } from '../../src/domain/envelope.js';
+import { WEBHOOK_PAYLOAD_KEYS } from '../helpers/wire-keys.js';
 
 const RESPONSE =
   '{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":"Hi \\u00e9 \\"q\\""}],"model":"svc-mock","stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":2}}';
@@ -21,7 +22,7 @@ describe('webhookPayloadJson (interface document 6.1, 6.2)', () => {
       `{"cargo_id":"crg_01jd5q3k8m9x2v4w6y8z0a1b2c","success":true,"response":${RESPONSE},"error":null,"error_message":null,"metadata":${metadata}}`,
     );
     const parsed = JSON.parse(body);
-    assert.deepEqual(Object.keys(parsed), ['cargo_id', 'success', 'response', 'error', 'error_message', 'metadata']);
+    assert.deepEqual(Object.keys(parsed), WEBHOOK_PAYLOAD_KEYS);
     assert.equal(parsed.response.content[0].text, 'Hi é "q"');
   });
 

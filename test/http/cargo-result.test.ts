@@ -7,7 +7,7 @@ import { createProjectWithKey, mockBody } from '../helpers/app.js';
 import { assertDetail } from '../helpers/assertions.js';
 import { backends } from '../helpers/backends.js';
 import { harness } from '../helpers/harness.js';
-import { RESULT_ENVELOPE_KEYS } from '../helpers/result-envelope.js';
+import { RESULT_ENVELOPE_KEYS } from '../helpers/wire-keys.js';
 
 /** decisions.md, status model. */
 const DESCRIPTIONS: Record<CargoStatus, string> = {

@@ -10,7 +10,7 @@ import type { JobStatus, SubmitInput, SubmitStep } from '../../src/providers/pro
 import { createProjectWithKey, loadCargo, mockBody } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { harness } from '../helpers/harness.js';
-import { RESULT_ENVELOPE_KEYS } from '../helpers/result-envelope.js';
+import { RESULT_ENVELOPE_KEYS } from '../helpers/wire-keys.js';
 
 const HOUR = 3_600_000;
 
