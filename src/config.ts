@@ -54,6 +54,9 @@ export interface Config {
     batchMaxWaitMs: number | null;
     leaseMs: number;
     concurrency: number;
+    providerConcurrency: number;
+    /** A provider call that makes no progress for this long is abandoned (src/providers/call-deadline.ts). */
+    providerCallTimeoutMs: number;
     workerId: string | null;
   };
   /** How long a svc-mock job runs. */
@@ -228,7 +231,9 @@ export function loadConfig(source: Env = process.env): Config {
           ? null
           : integer(read, 'BARGE_BATCH_MAX_WAIT_MS', 0, 0, 86_400_000),
       leaseMs: integer(read, 'BARGE_LEASE_MS', 60_000, 1000, 3_600_000),
-      concurrency: integer(read, 'BARGE_WORKER_CONCURRENCY', 4, 1, 64),
+      concurrency: integer(read, 'BARGE_WORKER_CONCURRENCY', 16, 1, 256),
+      providerConcurrency: integer(read, 'BARGE_PROVIDER_CONCURRENCY', 4, 1, 256),
+      providerCallTimeoutMs: integer(read, 'BARGE_PROVIDER_CALL_TIMEOUT_MS', 300_000, 100, 3_600_000),
       workerId: read('BARGE_WORKER_ID') ?? null,
     },
     mockLatencyMs: integer(read, 'BARGE_MOCK_LATENCY_MS', 60_000, 0, 86_400_000),

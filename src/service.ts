@@ -14,9 +14,10 @@ import { buildApp, buildProbeServer } from './http/app.js';
 import { smtpMailer } from './mail/mailer.js';
 import { prometheusMetrics } from './metrics/prometheus.js';
 import { withProviderMetrics } from './metrics/provider-metrics.js';
+import { withCallDeadline } from './providers/call-deadline.js';
 import { registerQueueGauges } from './metrics/queue-gauges.js';
 import { packageVersion } from './package-root.js';
-import { ByteBudget, DEFAULT_BUDGET_BYTES } from './pipeline/byte-budget.js';
+import { DEFAULT_BUDGET_BYTES, ProviderBudgets } from './pipeline/byte-budget.js';
 import { countCargoMoves } from './pipeline/context.js';
 import { newWorkerId, PipelineWorker } from './pipeline/worker.js';
 import { type Metrics, noMetrics } from './ports.js';
@@ -131,7 +132,11 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
   if (role === 'all' || role === 'worker') {
     const providers = buildProviders(config, clock);
     for (const provider of deps.providers ?? []) providers.set(provider.name, provider);
-    for (const [name, provider] of providers) providers.set(name, withProviderMetrics(provider, metrics));
+    // A call past its deadline counts as a failed call in the metrics.
+    const deadlineMs = config.pipeline.providerCallTimeoutMs;
+    for (const [name, provider] of providers) {
+      providers.set(name, withProviderMetrics(withCallDeadline(provider, deadlineMs), metrics));
+    }
     const deliveryWorker = new DeliveryWorker({
       database,
       clock,
@@ -160,8 +165,8 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
         log: log('pipeline'),
         metrics,
         budgets: {
-          submissions: new ByteBudget(DEFAULT_BUDGET_BYTES),
-          collections: new ByteBudget(DEFAULT_BUDGET_BYTES),
+          submissions: new ProviderBudgets(DEFAULT_BUDGET_BYTES),
+          collections: new ProviderBudgets(DEFAULT_BUDGET_BYTES),
         },
         // Results are costed at the catalog's batch prices of the batch's route (svc-mock: 0).
         prices: deps.prices ?? ((provider, model) => pricesForRoute(config.models, provider, model)),

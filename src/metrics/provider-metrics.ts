@@ -24,16 +24,16 @@ export function withProviderMetrics(provider: Provider, metrics: Metrics): Provi
     name: provider.name,
     limits: provider.limits,
     submit: (input) => timed('submit', () => provider.submit(input)),
-    findSubmitted: (lookup) => timed('find_submitted', () => provider.findSubmitted(lookup)),
-    status: (job) => timed('status', () => provider.status(job)),
-    cancel: (job) => timed('cancel', () => provider.cancel(job)),
-    cleanup: (job) => timed('cleanup', () => provider.cleanup(job)),
+    findSubmitted: (lookup, signal) => timed('find_submitted', () => provider.findSubmitted(lookup, signal)),
+    status: (job, signal) => timed('status', () => provider.status(job, signal)),
+    cancel: (job, signal) => timed('cancel', () => provider.cancel(job, signal)),
+    cleanup: (job, signal) => timed('cleanup', () => provider.cleanup(job, signal)),
     // A check never throws (its failures are capabilities); it is timed like any other call.
     check: () => timed('check', () => provider.check()),
-    async *results(job) {
+    async *results(job, signal) {
       const started = performance.now();
       try {
-        yield* provider.results(job);
+        yield* provider.results(job, signal);
       } catch (err) {
         metrics.count('barge_provider_errors_total', labels('results'));
         throw err;

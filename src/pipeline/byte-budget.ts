@@ -45,3 +45,22 @@ export class ByteBudget {
     return this.used === 0 || this.used + bytes <= this.limit;
   }
 }
+
+/**
+ * One budget per provider, each of `limit` bytes: a provider whose calls hang holds its own budget,
+ * never another's, so memory is bounded by the providers' count times the limit.
+ */
+export class ProviderBudgets {
+  private readonly budgets = new Map<string, ByteBudget>();
+
+  constructor(private readonly limit: number) {}
+
+  of(provider: string): ByteBudget {
+    let budget = this.budgets.get(provider);
+    if (!budget) {
+      budget = new ByteBudget(this.limit);
+      this.budgets.set(provider, budget);
+    }
+    return budget;
+  }
+}

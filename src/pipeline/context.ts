@@ -4,7 +4,7 @@ import type { PriceLookup } from '../domain/usage.js';
 import type { Logger, Metrics } from '../ports.js';
 import type { Provider } from '../providers/provider.js';
 import type { Database } from '../store/database.js';
-import type { ByteBudget } from './byte-budget.js';
+import type { ProviderBudgets } from './byte-budget.js';
 
 export interface PipelineSettings {
   /** Cap on requests per batch below the provider's own (BARGE_BATCH_MAX_SIZE). */
@@ -13,8 +13,10 @@ export interface PipelineSettings {
   batchMaxWaitMs: number | null;
   /** How long a worker may hold a batch before another may take it over. */
   leaseMs: number;
-  /** Batches a worker submits or polls at once. */
+  /** Batch steps (submit, poll and collect) a worker runs at once (BARGE_WORKER_CONCURRENCY). */
   concurrency: number;
+  /** Of those, at most this many of one provider (BARGE_PROVIDER_CONCURRENCY). */
+  providerConcurrency: number;
   /** Results purged per transaction. */
   purgeChunk: number;
 }
@@ -30,9 +32,9 @@ export interface PipelineContext {
   metrics: Metrics;
   /**
    * Request bytes of the submissions this worker builds at once and of the batches it collects at
-   * once (byte-budget.ts): memory follows these bounds, not the largest batches.
+   * once, per provider (byte-budget.ts): memory follows these bounds, not the largest batches.
    */
-  budgets: { submissions: ByteBudget; collections: ByteBudget };
+  budgets: { submissions: ProviderBudgets; collections: ProviderBudgets };
   /** The prices of a batch's (provider, provider model), for the cost of its results; null: none known. */
   prices: PriceLookup;
 }

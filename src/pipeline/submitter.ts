@@ -102,7 +102,7 @@ async function submitSteps(
   // batches are handed over at a time, as a provider may hold what it was given until it sends.
   const requestCount = jobRequestCount(batch, provider);
   for (let step = 0; step < MAX_STEPS; step++) {
-    const result = await ctx.budgets.submissions.run(batch.request_bytes, () =>
+    const result = await ctx.budgets.submissions.of(batch.provider).run(batch.request_bytes, () =>
       provider.submit({
         batchId: batch.id,
         model: batch.provider_model,

@@ -1,13 +1,12 @@
 /** The pipeline worker: the batcher, the batch loop (submit and poll) and the purger. */
 import { hostname } from 'node:os';
 import { Loop, type StepOutcome } from '../loop.js';
-import { claimDueBatches, nextBatchCheckAt } from '../store/batches/due.js';
+import { nextBatchCheckAt } from '../store/batches/due.js';
 import { releaseLeases } from '../store/leases.js';
+import { BatchSteps } from './batch-steps.js';
 import { formDueBatches } from './batcher.js';
 import type { PipelineContext } from './context.js';
-import { checkBatch } from './poller.js';
 import { purgeDueResults } from './purger.js';
-import { submitBatch } from './submitter.js';
 
 export function newWorkerId(): string {
   return `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
@@ -19,6 +18,9 @@ export interface PipelineWorkerOptions {
   onResultsStored: () => void;
 }
 
+/** How often due batches are looked for while a provider's slots are all taken. */
+const FULL_PROVIDER_RECHECK_MS = 1000;
+
 /**
  * The batch side of a worker process: the batcher, the batch loop (submit and poll) and the
  * purger. Every step claims its rows in the database, so any number of workers can run on
@@ -28,12 +30,21 @@ export class PipelineWorker {
   private readonly batcher: Loop;
   private readonly batches: Loop;
   private readonly purger: Loop;
+  private readonly steps: BatchSteps;
 
   constructor(
     private readonly ctx: PipelineContext,
     private readonly options: PipelineWorkerOptions,
   ) {
     const loop = { clock: ctx.clock, log: ctx.log, metrics: ctx.metrics, idleMaxMs: options.idleMaxMs };
+    this.steps = new BatchSteps(ctx, {
+      onStepDone: (storedResults) => {
+        // Only a batch whose results were (or may have been) stored makes deliveries due; a poll
+        // of a running job does not, and must not cost a NOTIFY to every delivery worker.
+        if (storedResults) options.onResultsStored();
+        this.batches.wake();
+      },
+    });
     this.batcher = new Loop('batcher', () => this.formBatches(), loop);
     this.batches = new Loop('batches', () => this.advanceBatches(), loop);
     this.purger = new Loop('purger', () => this.purge(), { ...loop, idleMaxMs: Math.max(options.idleMaxMs, 60_000) });
@@ -55,13 +66,20 @@ export class PipelineWorker {
   /** Stops taking work, waits for in-flight steps, and gives up remaining leases. */
   async stop(): Promise<void> {
     await Promise.all(this.loops.map((loop) => loop.stop()));
+    await this.steps.drain();
     await releaseLeases(this.ctx.database, 'batches', this.ctx.workerId);
   }
 
-  /** One pass of every step; whether any did work (tests drive the pipeline with this). */
+  /**
+   * One pass of every step, the batch steps it started run to their end; whether any did work
+   * (tests drive the pipeline with this).
+   */
   async runOnce(): Promise<boolean> {
-    const results = [await this.formBatches(), await this.advanceBatches(), await this.purge()];
-    return results.some((r) => r.didWork);
+    const formed = await this.formBatches();
+    const advanced = await this.advanceBatches();
+    await this.steps.drain();
+    const purged = await this.purge();
+    return [formed, advanced, purged].some((r) => r.didWork);
   }
 
   private async formBatches(): Promise<StepOutcome> {
@@ -70,27 +88,23 @@ export class PipelineWorker {
     return { didWork: false, nextAt: pass.nextDueAt };
   }
 
+  /**
+   * Starts the steps of due batches in free slots; the steps run on their own and wake this loop
+   * as they end. With nothing to start, it sleeps until the next batch is due, or, while a
+   * provider's slots are all taken and its due batches wait, a second at most.
+   */
   private async advanceBatches(): Promise<StepOutcome> {
-    const { database, clock, settings, workerId } = this.ctx;
-    const claim = (status: 'submitting' | 'processing') =>
-      claimDueBatches(database, {
-        status,
-        workerId,
-        now: clock.now(),
-        leaseMs: settings.leaseMs,
-        limit: settings.concurrency,
-      });
-    const submitting = await claim('submitting');
-    const processing = await claim('processing');
-    const [, checked] = await Promise.all([
-      Promise.all(submitting.map((b) => submitBatch(this.ctx, b))),
-      Promise.all(processing.map((b) => checkBatch(this.ctx, b))),
-    ]);
-    const didWork = submitting.length + processing.length > 0;
-    // Only a batch whose results were (or may have been) stored makes deliveries due; a poll of a
-    // running job does not, and must not cost a NOTIFY to every delivery worker.
-    if (checked.some(Boolean)) this.options.onResultsStored();
-    return { didWork, nextAt: didWork ? null : await nextBatchCheckAt(database) };
+    const started = await this.steps.startDue();
+    if (started > 0) return { didWork: true, nextAt: null };
+    const nextAt = await nextBatchCheckAt(this.ctx.database);
+    const now = this.ctx.clock.now();
+    if (nextAt !== null && nextAt <= now) {
+      // Due, but nothing could be started: a step's end wakes the loop when every slot is taken;
+      // when only a provider's are, the others' batches that fall due are looked for meanwhile.
+      const processFull = this.steps.inFlight >= this.ctx.settings.concurrency;
+      return { didWork: false, nextAt: processFull ? null : now + FULL_PROVIDER_RECHECK_MS };
+    }
+    return { didWork: false, nextAt };
   }
 
   private async purge(): Promise<StepOutcome> {

@@ -43,6 +43,8 @@ export interface SubmitInput {
   requests: AsyncIterable<BatchRequest>;
   /** What the previous step of this submission returned as `state`; null on the first step. */
   state: string | null;
+  /** Aborts the step's calls (the call deadline, src/providers/call-deadline.ts). */
+  signal?: AbortSignal;
 }
 
 export type SubmitStep =
@@ -112,6 +114,10 @@ export type RequestResult =
   | { customId: string; success: true; response: ModelMessage }
   | { customId: string; success: false; kind: FailureKind; error: string };
 
+/**
+ * Every call but `check` takes an optional `signal` (the call deadline, call-deadline.ts), which
+ * an adapter hands to each request it makes for the call.
+ */
 export interface Provider {
   readonly name: string;
   readonly limits: ProviderLimits;
@@ -122,13 +128,13 @@ export interface Provider {
    * create call was open). The pipeline adopts one that no other batch recorded and cancels the
    * rest, so no job runs unwatched and none runs twice.
    */
-  findSubmitted(lookup: SubmissionLookup): Promise<FoundJob[]>;
-  status(job: JobRef): Promise<JobStatus>;
+  findSubmitted(lookup: SubmissionLookup, signal?: AbortSignal): Promise<FoundJob[]>;
+  status(job: JobRef, signal?: AbortSignal): Promise<JobStatus>;
   /** Every request's result, in any order (no provider promises input order). Streamed. */
-  results(job: JobRef): AsyncIterable<RequestResult>;
-  cancel(job: JobRef): Promise<void>;
+  results(job: JobRef, signal?: AbortSignal): AsyncIterable<RequestResult>;
+  cancel(job: JobRef, signal?: AbortSignal): Promise<void>;
   /** Removes what the ended job left at the provider (OpenAI: the input file); best effort. */
-  cleanup(job: JobRef): Promise<void>;
+  cleanup(job: JobRef, signal?: AbortSignal): Promise<void>;
   /**
    * A read-only check that the credentials work (`barge provider check <name>`): each capability
    * the adapter needs, tried with the cheapest call that proves it (a list with limit 1). Never
@@ -149,6 +155,13 @@ export interface ProviderCapability {
  * which suits a results download but not a person waiting at a terminal for a list of one item.
  */
 export const CHECK_TIMEOUT_MS = 30_000;
+
+/**
+ * The SDKs' own timeout on a request, set out of the way: every pipeline call is bounded by the
+ * call deadline instead, by progress (an SDK timeout counts from the start, and would cut a large
+ * upload off while it moves). The longest a Node timer takes.
+ */
+export const SDK_TIMEOUT_MS = 2 ** 31 - 1;
 
 /**
  * One capability of a check: `probe`'s answer is the detail when it works; what it throws, as

@@ -18,6 +18,8 @@ export interface ClaimInput {
   now: number;
   leaseMs: number;
   limit: number;
+  /** Rows of these providers are left alone (batches only: a provider whose slots are taken). */
+  providersNot?: string[];
 }
 
 /**
@@ -32,13 +34,14 @@ export async function claimDue<T extends LeasedTable>(
 ): Promise<Selectable<Schema[T]>[]> {
   const due = sql.ref(DUE_COLUMNS[table]);
   const lockRows = database.dialect === 'postgres' ? sql`for update skip locked` : sql``;
+  const skip = input.providersNot?.length ? sql`and provider not in (${sql.join(input.providersNot)})` : sql``;
   return database.write.transaction().execute(async (tx) => {
     // The status is a literal, not a parameter: SQLite uses a partial due-time index only for a
     // query whose condition it can see.
     const { rows } = await sql<{ id: string }>`
       select id from ${sql.table(table)}
       where status = ${sql.lit(input.status)} and ${due} <= ${input.now}
-        and (locked_until is null or locked_until < ${input.now})
+        and (locked_until is null or locked_until < ${input.now}) ${skip}
       order by ${due} limit ${input.limit} ${lockRows}`.execute(tx);
     if (rows.length === 0) return [];
     const leased = await sql<Selectable<Schema[T]>>`

@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { ManualClock } from '../../src/domain/clock.js';
 import { newId } from '../../src/domain/ids.js';
-import { ByteBudget, DEFAULT_BUDGET_BYTES } from '../../src/pipeline/byte-budget.js';
+import { DEFAULT_BUDGET_BYTES, ProviderBudgets } from '../../src/pipeline/byte-budget.js';
 import { submitBatch } from '../../src/pipeline/submitter.js';
 import { noMetrics, silentLogger } from '../../src/ports.js';
 import type { JobRef, Provider } from '../../src/providers/provider.js';
@@ -254,13 +254,13 @@ for (const backend of await backends()) {
         database: db.database,
         clock,
         providers: new Map([[provider.name, provider]]),
-        settings: { batchMaxSize: 100, batchMaxWaitMs: null, leaseMs: 1000, concurrency: 4, purgeChunk: 100 },
+        settings: { batchMaxSize: 100, batchMaxWaitMs: null, leaseMs: 1000, concurrency: 4, providerConcurrency: 4, purgeChunk: 100 },
         workerId,
         log: silentLogger,
         metrics: noMetrics,
         budgets: {
-          submissions: new ByteBudget(DEFAULT_BUDGET_BYTES),
-          collections: new ByteBudget(DEFAULT_BUDGET_BYTES),
+          submissions: new ProviderBudgets(DEFAULT_BUDGET_BYTES),
+          collections: new ProviderBudgets(DEFAULT_BUDGET_BYTES),
         },
         prices: () => null,
       });

@@ -16,6 +16,7 @@ import {
   providerCall,
   providerStream,
   type RequestResult,
+  SDK_TIMEOUT_MS,
   type SubmissionLookup,
   type SubmitInput,
   type SubmitStep,
@@ -85,6 +86,7 @@ export class AnthropicProvider implements Provider {
       apiKey: options.apiKey,
       baseURL: options.baseUrl,
       maxRetries: 0,
+      timeout: SDK_TIMEOUT_MS,
       // Default headers are applied after the SDK's own, so this replaces its version.
       defaultHeaders: { 'anthropic-version': options.version },
     });
@@ -104,14 +106,15 @@ export class AnthropicProvider implements Provider {
         this.client.post<MessageBatch>('/v1/messages/batches', {
           body,
           headers: { 'content-type': 'application/json' },
+          signal: input.signal,
         }),
       (err) => providerErrorOf(err, this.errorContext(null)),
     );
     return { kind: 'submitted', jobId: batch.id, state: null };
   }
 
-  findSubmitted(lookup: SubmissionLookup): Promise<FoundJob[]> {
-    return this.call(null, () => findCandidates(this.client, lookup, this.listPageSize));
+  findSubmitted(lookup: SubmissionLookup, signal?: AbortSignal): Promise<FoundJob[]> {
+    return this.call(null, () => findCandidates(this.client, lookup, this.listPageSize, signal));
   }
 
   /**
@@ -120,8 +123,8 @@ export class AnthropicProvider implements Provider {
    * No expected end is given: `expires_at` is only the 24-hour bound (most batches end within the
    * hour), and polling would wait for it.
    */
-  async status(job: JobRef): Promise<JobStatus> {
-    const batch = await this.call(job, () => this.client.messages.batches.retrieve(job.jobId));
+  async status(job: JobRef, signal?: AbortSignal): Promise<JobStatus> {
+    const batch = await this.call(job, () => this.client.messages.batches.retrieve(job.jobId, {}, { signal }));
     if (batch.processing_status === 'ended') return { state: 'ended' };
     return { state: 'running', expectedEndAt: null };
   }
@@ -131,8 +134,8 @@ export class AnthropicProvider implements Provider {
    * path), returning a JSONL decoder over the streamed body: lines are parsed and yielded as bytes
    * arrive, so a 100,000-line file is never held whole.
    */
-  async *results(job: JobRef): AsyncIterable<RequestResult> {
-    const lines = await this.call(job, () => this.client.messages.batches.results(job.jobId));
+  async *results(job: JobRef, signal?: AbortSignal): AsyncIterable<RequestResult> {
+    const lines = await this.call(job, () => this.client.messages.batches.results(job.jobId, {}, { signal }));
     for await (const line of providerStream(lines, (err) => providerErrorOf(err, this.errorContext(job)))) {
       yield requestResultOf(line);
     }
@@ -142,12 +145,12 @@ export class AnthropicProvider implements Provider {
    * Asks the API to cancel. A refusal because the batch is no longer in progress (it ended, or is
    * already canceling) is what was wanted, so it is not an error.
    */
-  async cancel(job: JobRef): Promise<void> {
+  async cancel(job: JobRef, signal?: AbortSignal): Promise<void> {
     try {
-      await this.call(job, () => this.client.messages.batches.cancel(job.jobId));
+      await this.call(job, () => this.client.messages.batches.cancel(job.jobId, {}, { signal }));
     } catch (err) {
       if (!(err instanceof ProviderError) || err.kind !== 'rejected') throw err;
-      const batch = await this.call(job, () => this.client.messages.batches.retrieve(job.jobId));
+      const batch = await this.call(job, () => this.client.messages.batches.retrieve(job.jobId, {}, { signal }));
       if (batch.processing_status === 'in_progress') throw err;
     }
   }

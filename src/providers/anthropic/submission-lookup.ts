@@ -25,11 +25,12 @@ export async function findCandidates(
   client: Anthropic,
   lookup: SubmissionLookup,
   pageSize: number = LIST_PAGE_SIZE,
+  signal?: AbortSignal,
 ): Promise<FoundJob[]> {
   const from = lookup.startedAt - CLOCK_SKEW_MS;
   const to = lookup.until + CLOCK_SKEW_MS;
   const found: FoundJob[] = [];
-  let page = await client.messages.batches.list({ limit: pageSize });
+  let page = await client.messages.batches.list({ limit: pageSize }, { signal });
   for (let pages = 1; ; pages++) {
     for (const batch of page.data) {
       const createdAt = Date.parse(batch.created_at);

@@ -156,6 +156,7 @@ export class BedrockProvider implements Provider {
           outputDataConfig: { s3OutputDataConfig: { s3Uri: staged.outputUri } },
           timeoutDurationInHours: TIMEOUT_HOURS,
         }),
+        { abortSignal: input.signal },
       ),
     );
     if (!created.jobArn) throw new ProviderError('retryable', 'Bedrock accepted the job without naming it');
@@ -167,12 +168,15 @@ export class BedrockProvider implements Provider {
     const { bucket, key } = s3Location(staging.inputUri);
     await uploadFrom(
       inputFileChunks(input.requests, BEDROCK_MAX_FILE_BYTES),
-      (body) =>
-        new Upload({
+      (body) => {
+        const upload = new Upload({
           client: this.s3,
           params: { Bucket: bucket, Key: key, Body: Readable.from(body), ContentType: 'application/jsonl' },
           queueSize: 1,
-        }).done(),
+        });
+        input.signal?.addEventListener('abort', () => void upload.abort().catch(() => {}), { once: true });
+        return upload.done();
+      },
       (err) => providerErrorOf(err, `staging the input of batch ${input.batchId} at ${staging.inputUri}`),
     );
   }
@@ -182,12 +186,15 @@ export class BedrockProvider implements Provider {
    * names are unique in an account). Nothing is created before the input is staged and its state
    * persisted, so without that state there is nothing to find.
    */
-  async findSubmitted(lookup: SubmissionLookup): Promise<FoundJob[]> {
+  async findSubmitted(lookup: SubmissionLookup, abortSignal?: AbortSignal): Promise<FoundJob[]> {
     const staged = parseJobState(lookup.state);
     if (!staged) return [];
     const jobName = jobNameOf(lookup.batchId);
     const listed = await this.call(`looking for the job of batch ${lookup.batchId}`, () =>
-      this.bedrock(staged.region).send(new ListModelInvocationJobsCommand({ nameContains: jobName, maxResults: 100 })),
+      this.bedrock(staged.region).send(
+        new ListModelInvocationJobsCommand({ nameContains: jobName, maxResults: 100 }),
+        { abortSignal },
+      ),
     );
     return (listed.invocationJobSummaries ?? [])
       .filter((job) => job.jobName === jobName && job.jobArn)
@@ -199,8 +206,8 @@ export class BedrockProvider implements Provider {
    * PartiallyCompleted, Stopped and Expired have ended (ENDED); Failed failed as a whole, with
    * Bedrock's message (e.g. the role could not read the input).
    */
-  async status(job: JobRef): Promise<JobStatus> {
-    const described = await this.describe(job);
+  async status(job: JobRef, abortSignal?: AbortSignal): Promise<JobStatus> {
+    const described = await this.describe(job, abortSignal);
     if (described.status === 'Failed') {
       return { state: 'failed', message: described.message || 'Bedrock failed the job without saying why' };
     }
@@ -215,17 +222,17 @@ export class BedrockProvider implements Provider {
    * checked against the lines read, so a listing that does not yet show every output file is read
    * again later instead of failing requests that have results.
    */
-  async *results(job: JobRef): AsyncIterable<RequestResult> {
+  async *results(job: JobRef, abortSignal?: AbortSignal): AsyncIterable<RequestResult> {
     const staged = parseJobState(job.state);
     if (!staged) throw new ProviderError('rejected', `the job ${job.jobId} has no recorded staging location`);
     const customIds: string[] = [];
     for await (const customId of job.customIds()) customIds.push(customId);
     const folder = outputFolder(staged.outputUri, jobIdOfArn(job.jobId));
     const reading = `reading the output of job ${job.jobId}`;
-    const processed = await this.call(reading, () => processedRecordCount(this.s3, folder));
+    const processed = await this.call(reading, () => processedRecordCount(this.s3, folder, abortSignal));
     let lines = 0;
-    for (const key of await this.call(reading, () => outputKeys(this.s3, folder))) {
-      const fileLines = providerStream(outputLines(this.s3, folder.bucket, key), (err) =>
+    for (const key of await this.call(reading, () => outputKeys(this.s3, folder, abortSignal))) {
+      const fileLines = providerStream(outputLines(this.s3, folder.bucket, key, abortSignal), (err) =>
         providerErrorOf(err, reading),
       );
       for await (const line of fileLines) {
@@ -243,24 +250,26 @@ export class BedrockProvider implements Provider {
   }
 
   /** Asks Bedrock to stop the job; a job already stopping or ended is not an error. */
-  async cancel(job: JobRef): Promise<void> {
+  async cancel(job: JobRef, abortSignal?: AbortSignal): Promise<void> {
     try {
-      await this.bedrock(regionOf(job)).send(new StopModelInvocationJobCommand({ jobIdentifier: job.jobId }));
+      await this.bedrock(regionOf(job)).send(new StopModelInvocationJobCommand({ jobIdentifier: job.jobId }), {
+        abortSignal,
+      });
     } catch (err) {
       const refused = providerErrorOf(err, `stopping job ${job.jobId}`, justCreated(job, this.options.clock.now()));
       if (refused.kind !== 'rejected') throw refused;
-      const described = await this.describe(job);
+      const described = await this.describe(job, abortSignal);
       if (!STOPPED.has(described.status ?? '')) throw refused;
     }
   }
 
   /** Deletes the staged input; the output stays in the operator's bucket (docs/providers.md). */
-  async cleanup(job: JobRef): Promise<void> {
+  async cleanup(job: JobRef, abortSignal?: AbortSignal): Promise<void> {
     const staged = parseJobState(job.state);
     if (!staged) return;
     const { bucket, key } = s3Location(staged.inputUri);
     await this.call(`deleting the staged input ${staged.inputUri}`, () =>
-      this.s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: key })),
+      this.s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }), { abortSignal }),
     );
   }
 
@@ -296,10 +305,13 @@ export class BedrockProvider implements Provider {
     ];
   }
 
-  private describe(job: JobRef): Promise<GetModelInvocationJobCommandOutput> {
+  private describe(job: JobRef, abortSignal?: AbortSignal): Promise<GetModelInvocationJobCommandOutput> {
     return this.call(
       `reading job ${job.jobId}`,
-      () => this.bedrock(regionOf(job)).send(new GetModelInvocationJobCommand({ jobIdentifier: job.jobId })),
+      () =>
+        this.bedrock(regionOf(job)).send(new GetModelInvocationJobCommand({ jobIdentifier: job.jobId }), {
+          abortSignal,
+        }),
       justCreated(job, this.options.clock.now()),
     );
   }

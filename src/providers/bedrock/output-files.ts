@@ -23,12 +23,17 @@ export function outputFolder(outputUri: string, jobId: string): { bucket: string
 }
 
 /** The output files' keys (every `.jsonl.out`, the manifest left out), in key order. */
-export async function outputKeys(s3: S3Client, folder: { bucket: string; prefix: string }): Promise<string[]> {
+export async function outputKeys(
+  s3: S3Client,
+  folder: { bucket: string; prefix: string },
+  abortSignal?: AbortSignal,
+): Promise<string[]> {
   const keys: string[] = [];
   let token: string | undefined;
   do {
     const page = await s3.send(
       new ListObjectsV2Command({ Bucket: folder.bucket, Prefix: folder.prefix, ContinuationToken: token }),
+      { abortSignal },
     );
     for (const object of page.Contents ?? []) {
       if (object.Key?.endsWith('.out') && !object.Key.endsWith('/manifest.json.out')) keys.push(object.Key);
@@ -45,10 +50,12 @@ export async function outputKeys(s3: S3Client, folder: { bucket: string; prefix:
 export async function processedRecordCount(
   s3: S3Client,
   folder: { bucket: string; prefix: string },
+  abortSignal?: AbortSignal,
 ): Promise<number | null> {
   try {
     const out = await s3.send(
       new GetObjectCommand({ Bucket: folder.bucket, Key: `${folder.prefix}manifest.json.out` }),
+      { abortSignal },
     );
     const manifest = JSON.parse((await out.Body?.transformToString()) ?? '{}') as { processedRecordCount?: unknown };
     return typeof manifest.processedRecordCount === 'number' ? manifest.processedRecordCount : 0;
@@ -59,8 +66,13 @@ export async function processedRecordCount(
 }
 
 /** The lines of one output file as they download; a consumer that stops early stops the download. */
-export async function* outputLines(s3: S3Client, bucket: string, key: string): AsyncGenerator<string> {
-  const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+export async function* outputLines(
+  s3: S3Client,
+  bucket: string,
+  key: string,
+  abortSignal?: AbortSignal,
+): AsyncGenerator<string> {
+  const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }), { abortSignal });
   if (!out.Body) return;
   yield* linesOf(out.Body.transformToWebStream() as ReadableStream<Uint8Array>);
 }

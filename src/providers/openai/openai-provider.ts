@@ -21,6 +21,7 @@ import {
   providerCall,
   providerStream,
   type RequestResult,
+  SDK_TIMEOUT_MS,
   type SubmissionLookup,
   type SubmitInput,
   type SubmitStep,
@@ -82,7 +83,12 @@ export class OpenAIProvider implements Provider {
     this.limits = { ...OPENAI_LIMITS, ...options.limits };
     // The pipeline owns retries (with its own backoff and persisted attempt counts); an SDK retry
     // of a create would also risk a second batch.
-    this.client = new OpenAI({ apiKey: options.apiKey, baseURL: options.baseUrl, maxRetries: 0 });
+    this.client = new OpenAI({
+      apiKey: options.apiKey,
+      baseURL: options.baseUrl,
+      maxRetries: 0,
+      timeout: SDK_TIMEOUT_MS,
+    });
   }
 
   /**
@@ -101,7 +107,7 @@ export class OpenAIProvider implements Provider {
         endpoint: CHAT_COMPLETIONS,
         completion_window: '24h',
         metadata: { barge_batch_id: input.batchId },
-      }),
+      }, { signal: input.signal }),
     );
     return { kind: 'submitted', jobId: batch.id, state: jobStateText(uploaded) };
   }
@@ -115,7 +121,7 @@ export class OpenAIProvider implements Provider {
           file: toStreamingFile(body, `barge-${input.batchId}.jsonl`, { type: 'application/jsonl' }),
           purpose: 'batch',
           expires_after: { anchor: 'created_at', seconds: INPUT_FILE_TTL_S },
-        }),
+        }, { signal: input.signal }),
       (err) => providerErrorOf(err, this.errorContext()),
     );
     return file.id;
@@ -127,10 +133,10 @@ export class OpenAIProvider implements Provider {
    * older one. Every tagged batch is returned, however late it was created: a create call that
    * stalled past the lease still made a job that someone must adopt or cancel.
    */
-  async findSubmitted(lookup: SubmissionLookup): Promise<FoundJob[]> {
+  async findSubmitted(lookup: SubmissionLookup, signal?: AbortSignal): Promise<FoundJob[]> {
     const since = lookup.startedAt - CLOCK_SLACK_MS;
     const found: FoundJob[] = [];
-    let page = await this.call(() => this.client.batches.list({ limit: 100 }));
+    let page = await this.call(() => this.client.batches.list({ limit: 100 }, { signal }));
     for (let pages = 1; ; pages++) {
       let older = false;
       for (const batch of page.data) {
@@ -148,8 +154,8 @@ export class OpenAIProvider implements Provider {
     }
   }
 
-  async status(job: JobRef): Promise<JobStatus> {
-    const batch = await this.retrieve(job);
+  async status(job: JobRef, signal?: AbortSignal): Promise<JobStatus> {
+    const batch = await this.retrieve(job, signal);
     if (batch.status === 'failed') return { state: 'failed', message: failureMessage(batch) };
     if (ENDED.has(batch.status)) return { state: 'ended' };
     // validating, in_progress, finalizing, cancelling, and any status OpenAI adds later: the
@@ -164,12 +170,12 @@ export class OpenAIProvider implements Provider {
    * and on an expired or cancelled batch the requests that never ran), each streamed line by line.
    * A request in neither file yields nothing; the pipeline fails it as missing.
    */
-  async *results(job: JobRef): AsyncIterable<RequestResult> {
-    const batch = await this.retrieve(job);
+  async *results(job: JobRef, signal?: AbortSignal): AsyncIterable<RequestResult> {
+    const batch = await this.retrieve(job, signal);
     for (const fileId of [batch.output_file_id, batch.error_file_id]) {
       // A clean batch has been seen with `error_file_id: ""` (field-notes.md §3.2).
       if (!fileId) continue;
-      const response = await this.call(() => this.client.files.content(fileId));
+      const response = await this.call(() => this.client.files.content(fileId, { signal }));
       if (!response.body) continue;
       // A consumer that stops early stops the download too (providerStream, linesOf).
       const lines = linesOf(response.body as ReadableStream<Uint8Array>);
@@ -181,24 +187,24 @@ export class OpenAIProvider implements Provider {
   }
 
   /** Asks OpenAI to cancel; a batch already ended or cancelling is not an error. */
-  async cancel(job: JobRef): Promise<void> {
+  async cancel(job: JobRef, signal?: AbortSignal): Promise<void> {
     try {
-      await this.client.batches.cancel(job.jobId);
+      await this.client.batches.cancel(job.jobId, { signal });
     } catch (err) {
       const refused = err instanceof APIError && (err.status === 400 || err.status === 409);
       if (!refused) throw providerErrorOf(err, this.errorContext());
       // OpenAI refuses to cancel a batch that is past cancelling; check that this is why.
-      const batch = await this.retrieve(job);
+      const batch = await this.retrieve(job, signal);
       if (!STOPPED.has(batch.status)) throw providerErrorOf(err, this.errorContext());
     }
   }
 
   /** Deletes the uploaded input file; one already gone (404) is fine. */
-  async cleanup(job: JobRef): Promise<void> {
+  async cleanup(job: JobRef, signal?: AbortSignal): Promise<void> {
     const state = parseJobState(job.state);
     if (!state) return;
     try {
-      await this.client.files.delete(state.inputFileId);
+      await this.client.files.delete(state.inputFileId, { signal });
     } catch (err) {
       if (err instanceof APIError && err.status === 404) return;
       throw providerErrorOf(err, this.errorContext());
@@ -234,9 +240,9 @@ export class OpenAIProvider implements Provider {
     ]);
   }
 
-  private retrieve(job: JobRef): Promise<Batch> {
+  private retrieve(job: JobRef, signal?: AbortSignal): Promise<Batch> {
     return providerCall(
-      () => this.client.batches.retrieve(job.jobId),
+      () => this.client.batches.retrieve(job.jobId, { signal }),
       (err) =>
         providerErrorOf(err, { ...this.errorContext(), jobJustCreated: justCreated(job, this.options.clock.now()) }),
     );

@@ -13,7 +13,14 @@ export type BatchRow = Selectable<BatchesTable>;
  */
 export function claimDueBatches(
   database: Database,
-  input: { status: BatchStatus; workerId: string; now: number; leaseMs: number; limit: number },
+  input: {
+    status: BatchStatus;
+    workerId: string;
+    now: number;
+    leaseMs: number;
+    limit: number;
+    providersNot?: string[];
+  },
 ): Promise<BatchRow[]> {
   return claimDue(database, 'batches', input);
 }
