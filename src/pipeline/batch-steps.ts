@@ -2,7 +2,7 @@
  * The batch steps in flight in one process: each claimed batch's step (submit, or poll and collect)
  * runs on its own, so a provider call that hangs holds only its own batch.
  */
-import { claimDueBatches, type BatchRow } from '../store/batches/due.js';
+import { type BatchRow, claimDueBatches } from '../store/batches/due.js';
 import { extendLease } from '../store/leases.js';
 import type { PipelineContext } from './context.js';
 import { checkBatch } from './poller.js';
@@ -44,13 +44,13 @@ export class BatchSteps {
       limit <= 0
         ? []
         : claimDueBatches(this.ctx.database, {
-        status,
-        workerId: this.ctx.workerId,
-        now: this.ctx.clock.now(),
-        leaseMs: settings.leaseMs,
-        limit,
-        providersNot: full,
-      });
+            status,
+            workerId: this.ctx.workerId,
+            now: this.ctx.clock.now(),
+            leaseMs: settings.leaseMs,
+            limit,
+            providersNot: full,
+          });
     // Half the free slots for each status first, so a wave of new batches does not keep the
     // running ones from being polled (nor the other way round); what one leaves, the other takes.
     const half = Math.ceil(free / 2);

@@ -1,7 +1,9 @@
 /** The batcher: pending cargo formed into batches per provider and model, once a group is full or has waited enough. */
 import { newId } from '../domain/ids.js';
+import type { Provider } from '../providers/provider.js';
 import { formBatch } from '../store/batches/form.js';
 import { pendingGroups } from '../store/batches/pending-groups.js';
+import { countProviderBatches } from '../store/batches/provider-batches.js';
 import { countCargoMoves, type PipelineContext } from './context.js';
 
 export interface BatcherPass {
@@ -25,12 +27,16 @@ export async function formDueBatches(ctx: PipelineContext): Promise<BatcherPass>
   const now = ctx.clock.now();
   let nextDueAt: number | null = null;
   let formed = 0;
+  const room = new Map<string, boolean>();
   for (const group of await pendingGroups(ctx.database)) {
     const provider = ctx.providers.get(group.provider);
     if (!provider) {
       ctx.log.warn({ provider: group.provider }, 'pending cargo for a provider that is not configured');
       continue;
     }
+    if (!room.has(provider.name)) room.set(provider.name, await hasRoom(ctx, provider));
+    // A step's end (a job accepted or ended, a retry done) wakes the batcher again.
+    if (!room.get(provider.name)) continue;
     const maxWait = ctx.settings.batchMaxWaitMs ?? provider.limits.defaultMaxWaitMs;
     const dueAt = group.oldestAt + maxWait;
     const batch = await formBatch(ctx.database, {
@@ -57,4 +63,18 @@ export async function formDueBatches(ctx: PipelineContext): Promise<BatcherPass>
   }
   // More may be due at once: the group may hold another full batch.
   return { formed, nextDueAt: formed > 0 ? now : nextDueAt };
+}
+
+/**
+ * Whether another batch of the provider may be formed now: not while one of its batches waits to
+ * try again (rate limited, refused or unanswered), nor past its free job slots (maxJobsInProgress,
+ * counting the batches that wait to be accepted). A batch formed ahead of what the provider can
+ * take would hold its cargo, in the order they came, ahead of what other projects send meanwhile;
+ * left pending, they are taken round robin into the next batch the provider can start.
+ */
+async function hasRoom(ctx: PipelineContext, provider: Provider): Promise<boolean> {
+  const counts = await countProviderBatches(ctx.database, provider.name);
+  if (counts.retrying > 0) return false;
+  const limit = provider.limits.maxJobsInProgress;
+  return limit === undefined || counts.processing + counts.submitting < limit;
 }

@@ -46,7 +46,9 @@ export async function collectResults(
 ): Promise<void> {
   // A bounded number at a time: a provider may hold a whole job's results while they are read
   // (svc-mock does), and the collector holds up to two chunks of results.
-  await ctx.budgets.collections.of(batch.provider).run(batch.request_bytes, () => collect(ctx, provider, batch, job, options));
+  await ctx.budgets.collections
+    .of(batch.provider)
+    .run(batch.request_bytes, () => collect(ctx, provider, batch, job, options));
 }
 
 async function collect(

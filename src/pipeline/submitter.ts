@@ -1,8 +1,8 @@
 /** Sending a leased `submitting` batch to its provider, without ever losing or doubling a job. */
 import type { FoundJob, Provider } from '../providers/provider.js';
 import type { BatchRow } from '../store/batches/due.js';
-import { countJobsInProgress } from '../store/batches/jobs-in-progress.js';
 import { markBatchSubmitted } from '../store/batches/mark-submitted.js';
+import { countProviderBatches } from '../store/batches/provider-batches.js';
 import { batchRequests } from '../store/batches/requests.js';
 import { rescheduleBatch } from '../store/batches/reschedule.js';
 import { recordedJobIds, recordSubmitIntent, saveProviderState } from '../store/batches/submit-steps.js';
@@ -76,7 +76,7 @@ export async function submitBatch(ctx: PipelineContext, batch: BatchRow): Promis
  */
 async function waitsForJobSlot(ctx: PipelineContext, provider: Provider, batch: BatchRow): Promise<boolean> {
   const limit = provider.limits.maxJobsInProgress;
-  if (limit === undefined || (await countJobsInProgress(ctx.database, provider.name)) < limit) return false;
+  if (limit === undefined || (await countProviderBatches(ctx.database, provider.name)).processing < limit) return false;
   const now = ctx.clock.now();
   await rescheduleBatch(ctx.database, {
     batchId: batch.id,

@@ -43,6 +43,8 @@ export class PipelineWorker {
         // of a running job does not, and must not cost a NOTIFY to every delivery worker.
         if (storedResults) options.onResultsStored();
         this.batches.wake();
+        // A provider may have room again for a batch the batcher held back.
+        this.batcher.wake();
       },
     });
     this.batcher = new Loop('batcher', () => this.formBatches(), loop);

@@ -14,6 +14,7 @@ import * as submitSteps from './migrations/011_submit_steps.js';
 import * as refusals from './migrations/012_refusals.js';
 import * as cargoBatchOrder from './migrations/013_cargo_batch_order.js';
 import * as storageStatementTriggers from './migrations/014_storage_statement_triggers.js';
+import * as cargoPendingByProject from './migrations/015_cargo_pending_by_project.js';
 
 interface Migration {
   up(db: Kysely<any>, dialect: Database['dialect']): Promise<void>;
@@ -36,6 +37,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['012_refusals', refusals],
   ['013_cargo_batch_order', cargoBatchOrder],
   ['014_storage_statement_triggers', storageStatementTriggers],
+  ['015_cargo_pending_by_project', cargoPendingByProject],
 ];
 
 export interface MigrationReport {

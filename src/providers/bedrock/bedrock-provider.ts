@@ -191,10 +191,9 @@ export class BedrockProvider implements Provider {
     if (!staged) return [];
     const jobName = jobNameOf(lookup.batchId);
     const listed = await this.call(`looking for the job of batch ${lookup.batchId}`, () =>
-      this.bedrock(staged.region).send(
-        new ListModelInvocationJobsCommand({ nameContains: jobName, maxResults: 100 }),
-        { abortSignal },
-      ),
+      this.bedrock(staged.region).send(new ListModelInvocationJobsCommand({ nameContains: jobName, maxResults: 100 }), {
+        abortSignal,
+      }),
     );
     return (listed.invocationJobSummaries ?? [])
       .filter((job) => job.jobName === jobName && job.jobArn)

@@ -102,12 +102,15 @@ export class OpenAIProvider implements Provider {
       return { kind: 'progress', state: jobStateText({ inputFileId }) };
     }
     const batch = await this.call(() =>
-      this.client.batches.create({
-        input_file_id: uploaded.inputFileId,
-        endpoint: CHAT_COMPLETIONS,
-        completion_window: '24h',
-        metadata: { barge_batch_id: input.batchId },
-      }, { signal: input.signal }),
+      this.client.batches.create(
+        {
+          input_file_id: uploaded.inputFileId,
+          endpoint: CHAT_COMPLETIONS,
+          completion_window: '24h',
+          metadata: { barge_batch_id: input.batchId },
+        },
+        { signal: input.signal },
+      ),
     );
     return { kind: 'submitted', jobId: batch.id, state: jobStateText(uploaded) };
   }
@@ -117,11 +120,14 @@ export class OpenAIProvider implements Provider {
     const file = await uploadFrom(
       inputFileChunks(input.model, input.requests, OPENAI_MAX_FILE_BYTES),
       (body) =>
-        this.client.files.create({
-          file: toStreamingFile(body, `barge-${input.batchId}.jsonl`, { type: 'application/jsonl' }),
-          purpose: 'batch',
-          expires_after: { anchor: 'created_at', seconds: INPUT_FILE_TTL_S },
-        }, { signal: input.signal }),
+        this.client.files.create(
+          {
+            file: toStreamingFile(body, `barge-${input.batchId}.jsonl`, { type: 'application/jsonl' }),
+            purpose: 'batch',
+            expires_after: { anchor: 'created_at', seconds: INPUT_FILE_TTL_S },
+          },
+          { signal: input.signal },
+        ),
       (err) => providerErrorOf(err, this.errorContext()),
     );
     return file.id;

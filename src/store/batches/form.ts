@@ -1,4 +1,4 @@
-/** Forming a batch: the oldest pending cargo of one group move into a new batch, in one transaction. */
+/** Forming a batch: pending cargo of one group, round robin across projects, move into a new batch in one transaction. */
 import type { Transaction } from 'kysely';
 import { movableFrom } from '../../domain/lifecycle.js';
 import { chunks } from '../chunks.js';
@@ -23,8 +23,8 @@ export interface FormedBatch {
 }
 
 /**
- * Moves the oldest pending cargo of one group into a new batch, in one transaction: no cargo can
- * end up in two batches. On PostgreSQL the candidate rows are locked with SKIP LOCKED, so several
+ * Moves pending cargo of one group into a new batch, taken round robin across projects (each
+ * project's oldest first), in one transaction: no cargo can end up in two batches. On PostgreSQL the candidate rows are locked with SKIP LOCKED, so several
  * workers form disjoint batches at once; SQLite has a single writer, and its transaction holds the
  * write lock from the start (BEGIN IMMEDIATE), so the rows read are the rows moved.
  */
@@ -75,23 +75,87 @@ interface Candidate {
   request_bytes: number;
 }
 
-/** The group's oldest pending cargo, up to maxRequests of them (locked, on PostgreSQL). */
-function selectCandidates(
+/**
+ * The group's pending cargo in the order a batch takes them: round robin across projects, each
+ * project's oldest first, the project whose oldest cargo waited longest first in each turn (a
+ * records cargo is one turn). So a project's backlog never pushes another project's cargo out of
+ * the next batch. At most maxRequests of them (locked, on PostgreSQL).
+ *
+ * Each project's share is read from the cargo_pending_by_project index, in rounds: a project with
+ * fewer pending than its share leaves the rest to the others in the next round. What is read is
+ * bounded by maxRequests and the number of projects with pending cargo in the group.
+ */
+async function selectCandidates(
   tx: Transaction<Schema>,
   dialect: Database['dialect'],
   input: FormBatchInput,
 ): Promise<Candidate[]> {
-  return tx
-    .selectFrom('cargo')
-    .select(['id', 'request_count', 'request_bytes'])
-    .where('status', '=', 'pending')
-    .where('provider', '=', input.provider)
-    .where('provider_model', '=', input.providerModel)
-    .orderBy('created_at')
-    .orderBy('id')
-    .limit(input.maxRequests)
-    .$if(dialect === 'postgres', (qb) => qb.forUpdate().skipLocked())
-    .execute();
+  const projects = (await pendingProjects(tx, input)).slice(0, input.maxRequests);
+  const taken = new Map<string, Candidate[]>(projects.map((p) => [p.projectId, []]));
+  let open = projects.map((p) => p.projectId);
+  let wanted = input.maxRequests;
+  while (open.length > 0 && wanted > 0) {
+    const share = Math.ceil(wanted / open.length);
+    const stillOpen: string[] = [];
+    for (const projectId of open) {
+      const own = taken.get(projectId) as Candidate[];
+      const rows = await tx
+        .selectFrom('cargo')
+        .select(['id', 'request_count', 'request_bytes'])
+        .where('status', '=', 'pending')
+        .where('provider', '=', input.provider)
+        .where('provider_model', '=', input.providerModel)
+        .where('project_id', '=', projectId)
+        .orderBy('created_at')
+        .orderBy('id')
+        .limit(share)
+        .offset(own.length)
+        .$if(dialect === 'postgres', (qb) => qb.forUpdate().skipLocked())
+        .execute();
+      own.push(...rows);
+      wanted -= rows.length;
+      if (rows.length === share) stillOpen.push(projectId);
+    }
+    open = stillOpen;
+  }
+  const turns: Candidate[] = [];
+  for (let turn = 0; turns.length < input.maxRequests; turn++) {
+    const before = turns.length;
+    for (const project of projects) {
+      const candidate = taken.get(project.projectId)?.[turn];
+      if (candidate) turns.push(candidate);
+    }
+    if (turns.length === before) break;
+  }
+  return turns;
+}
+
+/**
+ * The projects with pending cargo in the group, the one whose oldest cargo waited longest first:
+ * one seek per project in the cargo_pending_by_project index (a loose index scan).
+ */
+async function pendingProjects(
+  tx: Transaction<Schema>,
+  input: FormBatchInput,
+): Promise<{ projectId: string; oldestAt: number }[]> {
+  const projects: { projectId: string; oldestAt: number }[] = [];
+  for (let after: string | null = null; ; ) {
+    const row = await tx
+      .selectFrom('cargo')
+      .select(['project_id', 'created_at'])
+      .where('status', '=', 'pending')
+      .where('provider', '=', input.provider)
+      .where('provider_model', '=', input.providerModel)
+      .$if(after !== null, (qb) => qb.where('project_id', '>', after as string))
+      .orderBy('project_id')
+      .orderBy('created_at')
+      .limit(1)
+      .executeTakeFirst();
+    if (!row) break;
+    projects.push({ projectId: row.project_id, oldestAt: Number(row.created_at) });
+    after = row.project_id;
+  }
+  return projects.sort((a, b) => a.oldestAt - b.oldestAt || (a.projectId < b.projectId ? -1 : 1));
 }
 
 /** The candidates that fit one batch; null if none do, or the batch must be full and is not. */
