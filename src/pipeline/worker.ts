@@ -34,7 +34,7 @@ export class PipelineWorker {
 
   constructor(
     private readonly ctx: PipelineContext,
-    private readonly options: PipelineWorkerOptions,
+    options: PipelineWorkerOptions,
   ) {
     const loop = { clock: ctx.clock, log: ctx.log, metrics: ctx.metrics, idleMaxMs: options.idleMaxMs };
     this.steps = new BatchSteps(ctx, {
