@@ -9,7 +9,7 @@ const STATS_TTL_MS = 5000;
 
 /**
  * The gauges read from the store at scrape time: unended batches by provider and state, pending
- * cargo by provider model and the age of the oldest, due deliveries by channel and how late the
+ * cargo by provider model, the age of the oldest and the projects waiting, due deliveries by channel and how late the
  * oldest is. One read serves every gauge of a scrape.
  */
 export function registerQueueGauges(metrics: PrometheusMetrics, database: Database, clock: Clock): void {
@@ -40,6 +40,13 @@ export function registerQueueGauges(metrics: PrometheusMetrics, database: Databa
         labels: { provider: p.provider, model: p.model },
         value: ageSeconds(p.oldestAt),
       })),
+  );
+  metrics.gauge(
+    'barge_projects_waiting',
+    'Projects with pending cargo, by provider and model (each gets a turn in every batch formed)',
+    ['provider', 'model'],
+    async () =>
+      (await stats()).pending.map((p) => ({ labels: { provider: p.provider, model: p.model }, value: p.projects })),
   );
   metrics.gauge('barge_deliveries_due', 'Deliveries due now, by channel', ['channel'], async () =>
     (await stats()).dueDeliveries.map((d) => ({ labels: { channel: d.channel }, value: d.count })),

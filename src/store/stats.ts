@@ -4,12 +4,13 @@ import type { Database } from './database.js';
 
 /**
  * What the metrics endpoint reads from the store at scrape time, each from an index: unended
- * batches by provider and status, pending cargo by provider model (count and oldest), and due
+ * batches by provider and status, pending cargo by provider model (count, oldest and projects), and due
  * deliveries by channel (count and the oldest due time).
  */
 export interface QueueStats {
   batches: { provider: string; status: string; count: number }[];
-  pending: { provider: string; model: string; count: number; oldestAt: number }[];
+  /** `projects`: how many projects have pending cargo of the model (fair forming takes them in turn). */
+  pending: { provider: string; model: string; count: number; oldestAt: number; projects: number }[];
   dueDeliveries: { channel: string; count: number; oldestDueAt: number }[];
 }
 
@@ -30,6 +31,7 @@ export async function queueStats(database: Database, now: number): Promise<Queue
         'provider_model',
         (eb) => eb.fn.countAll<number>().as('n'),
         (eb) => eb.fn.min('created_at').as('oldest'),
+        (eb) => eb.fn.count<number>('project_id').distinct().as('projects'),
       ])
       .where(sql<boolean>`status = 'pending'`)
       .groupBy(['provider', 'provider_model'])
@@ -49,6 +51,7 @@ export async function queueStats(database: Database, now: number): Promise<Queue
       model: p.provider_model,
       count: Number(p.n),
       oldestAt: Number(p.oldest),
+      projects: Number(p.projects),
     })),
     dueDeliveries: due.map((d) => ({ channel: d.channel, count: Number(d.n), oldestDueAt: Number(d.oldest) })),
   };

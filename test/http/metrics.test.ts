@@ -38,13 +38,16 @@ for (const backend of await backends()) {
         const res = await h.app.request('POST', '/cargo/load', { key, body: mockBody(`metrics ${i}`) });
         assert.equal(res.status, 200, res.text);
       }
+      const other = await createProjectWithKey(h.db.database);
+      assert.equal((await h.app.request('POST', '/cargo/load', { key: other.key, body: mockBody('other') })).status, 200);
       const res = await fetch(`${h.app.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
       assert.equal(res.status, 200);
       assert.match(res.headers.get('content-type') ?? '', /^text\/plain/);
       const text = await res.text();
       const labels = { provider: 'mock', model: 'svc-mock' };
-      assert.equal(sample(text, 'barge_cargo_moves_total', { status: 'pending', ...labels }), 3);
-      assert.equal(sample(text, 'barge_cargo_pending', labels), 3);
+      assert.equal(sample(text, 'barge_cargo_moves_total', { status: 'pending', ...labels }), 4);
+      assert.equal(sample(text, 'barge_cargo_pending', labels), 4);
+      assert.equal(sample(text, 'barge_projects_waiting', labels), 2, 'two projects wait for svc-mock');
       assert.ok((sample(text, 'barge_group_commit_rows_count') ?? 0) >= 1, 'group commits are observed');
       assert.ok(sample(text, 'barge_nodejs_eventloop_lag_seconds') !== undefined, 'event-loop lag');
       assert.ok((sample(text, 'barge_process_resident_memory_bytes') ?? 0) > 0, 'process memory');
