@@ -39,7 +39,10 @@ for (const backend of await backends()) {
         assert.equal(res.status, 200, res.text);
       }
       const other = await createProjectWithKey(h.db.database);
-      assert.equal((await h.app.request('POST', '/cargo/load', { key: other.key, body: mockBody('other') })).status, 200);
+      assert.equal(
+        (await h.app.request('POST', '/cargo/load', { key: other.key, body: mockBody('other') })).status,
+        200,
+      );
       const res = await fetch(`${h.app.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
       assert.equal(res.status, 200);
       assert.match(res.headers.get('content-type') ?? '', /^text\/plain/);

@@ -13,7 +13,7 @@ import { CANCELED_ERROR, REQUEST_EXPIRED_ERROR } from '../../src/domain/records.
 import { roundUsd } from '../../src/domain/usage.js';
 import { BedrockProvider } from '../../src/providers/bedrock/bedrock-provider.js';
 import type { Service } from '../../src/service.js';
-import { createProjectWithKey, fetchResult, loadCargo, testConfig } from '../helpers/app.js';
+import { createProjectWithKey, fetchResult, loadCargo, storedCargo, testConfig } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { type BedrockEmulator, type BedrockOutcome, startBedrockEmulator } from '../helpers/bedrock-emulator.js';
 import { harness, serveHarness } from '../helpers/harness.js';
@@ -387,7 +387,7 @@ for (const backend of await backends()) {
       assert.ok(!(await s3.keys(BUCKET)).includes(`staging/${ended.id}/input.jsonl`), 'and is deleted with no job');
     });
 
-    test('past BARGE_BEDROCK_MAX_JOBS a batch waits its turn, with no attempt counted, then runs', async () => {
+    test('past BARGE_BEDROCK_MAX_JOBS no batch is formed ahead; a later project rides in the next job started', async () => {
       const limited = new BedrockProvider({
         ...bedrockSettings(emu, { maxJobs: 1 }),
         s3Endpoint: s3.url,
@@ -396,33 +396,37 @@ for (const backend of await backends()) {
         clock,
       });
       const { worker } = await h.worker({ providers: [limited] });
-      const { key } = await createProjectWithKey(h.db.database, { now: clock.now() });
-      const firstId = await load(key, ask('claude-sonnet-4-5', 'slot: first'));
-      await submit(worker);
-      const secondId = await load(key, ask('claude-sonnet-4-5', 'slot: second'));
+      const a = await createProjectWithKey(h.db.database, { now: clock.now() });
+      const b = await createProjectWithKey(h.db.database, { now: clock.now() });
+      const firstId = await load(a.key, ask('claude-sonnet-4-5', 'slot: first'));
       await submit(worker);
       const { job: firstJob } = await jobOf(firstId);
-      const waiting = await batchRow(secondId);
-      assert.equal(waiting.status, 'submitting');
-      assert.equal(waiting.job_id, null, 'no job while the one slot is taken');
-      assert.equal(waiting.attempts, 0, 'waiting is not a failed attempt');
-      assert.equal(waiting.submit_started_at, null, 'nothing is staged while it waits');
+
+      // Project A's backlog arrives while the one slot is taken, then project B's single cargo.
+      const backlog = [
+        await load(a.key, ask('claude-sonnet-4-5', 'slot: a second')),
+        await load(a.key, ask('claude-sonnet-4-5', 'slot: a third')),
+      ];
+      await submit(worker);
+      const late = await load(b.key, ask('claude-sonnet-4-5', 'slot: b only'));
       for (let i = 0; i < 5; i++) {
         clock.advance(60_000);
         await worker.runUntilIdle();
       }
-      assert.equal((await batchRow(secondId)).job_id, null, 'still waiting');
+      for (const id of [...backlog, late]) {
+        assert.equal((await storedCargo(h.db.database, id))?.status, 'pending', 'no batch formed ahead of the slot');
+      }
 
       await emu.finish(firstJob.arn);
       await settle(worker, [firstId]);
-      clock.advance(5_000);
-      await worker.runUntilIdle();
-      const { job: secondJob } = await jobOf(secondId);
-      assert.notEqual(secondJob.arn, firstJob.arn);
-      await emu.finish(secondJob.arn);
-      await settle(worker, [secondId]);
-      assert.equal((await result(key, secondId)).success, true);
-      assert.equal((await batchRow(secondId)).attempts, 0);
+      await submit(worker);
+      const { row, job: nextJob } = await jobOf(late);
+      assert.notEqual(nextJob.arn, firstJob.arn);
+      assert.equal(row.cargo_count, 3, "B's cargo rides with A's backlog in the next job started");
+      assert.equal(row.attempts, 0, 'waiting for a slot is not a failed attempt');
+      await emu.finish(nextJob.arn);
+      await settle(worker, [...backlog, late]);
+      assert.equal((await result(b.key, late)).success, true);
     });
   });
 }
