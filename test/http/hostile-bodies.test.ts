@@ -142,6 +142,68 @@ for (const backend of (await backends()).filter((b) => b.name === 'sqlite-memory
       assert.ok(closedAfterMs < 2000, `the connection stayed open ${closedAfterMs} ms`);
     });
 
+    /**
+     * A raw connection that sends `parts` (each once the answer to the one before has come, when
+     * there is more than one) and then nothing; resolves with what came back and when it closed.
+     */
+    async function stall(...parts: string[]): Promise<{ answer: string; closedAfterMs: number }> {
+      const { port } = new URL(app.url);
+      const socket = connect(Number(port), '127.0.0.1');
+      let answer = '';
+      let started = Date.now();
+      socket.setEncoding('utf8').on('data', (chunk: string) => {
+        answer += chunk;
+        const next = parts.shift();
+        if (next !== undefined) {
+          started = Date.now();
+          socket.write(next);
+        }
+      });
+      socket.write(parts.shift() ?? '');
+      // Well past the deadline: a connection still open then fails the test instead of hanging it.
+      const timer = setTimeout(() => socket.destroy(), 6000);
+      await new Promise<void>((resolve) => socket.on('close', () => resolve()));
+      clearTimeout(timer);
+      return { answer, closedAfterMs: Date.now() - started };
+    }
+
+    /** A JSON 408 with a detail came back, a little after the 1 s deadline, and the connection closed. */
+    const assertTimedOut = ({ answer, closedAfterMs }: { answer: string; closedAfterMs: number }) => {
+      assert.match(answer, /HTTP\/1\.1 408 /);
+      assert.match(answer, /content-type: application\/json/i);
+      assert.match(answer, /\{"detail":"The request was not received in time\."\}$/);
+      assert.ok(closedAfterMs >= 900 && closedAfterMs < 3000, `closed after ${closedAfterMs} ms`);
+    };
+
+    test('a request whose headers stop arriving gets a 408 at the request timeout', async () => {
+      assertTimedOut(await stall(`POST /cargo/load HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\n`));
+    });
+
+    test('a request whose body stops arriving gets a 408 at the request timeout', async () => {
+      assertTimedOut(
+        await stall(
+          `POST /cargo/load HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"params":`,
+        ),
+      );
+    });
+
+    test('a second request on a kept-alive connection that stops arriving gets a 408', async () => {
+      const { answer, closedAfterMs } = await stall(
+        'GET /health HTTP/1.1\r\nHost: x\r\n\r\n',
+        'GET /health HTTP/1.1\r\n',
+      );
+      assert.match(answer, /^HTTP\/1\.1 200 /);
+      assertTimedOut({ answer, closedAfterMs });
+    });
+
+    test('an idle kept-alive connection is closed after the request timeout, as its Keep-Alive header says', async () => {
+      const { answer, closedAfterMs } = await stall('GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
+      assert.match(answer, /^HTTP\/1\.1 200 /);
+      assert.match(answer, /keep-alive: timeout=1\r\n/i);
+      assert.doesNotMatch(answer, /408/);
+      assert.ok(closedAfterMs >= 900 && closedAfterMs < 3000, `closed after ${closedAfterMs} ms`);
+    });
+
     test('a body trickled slower than the request timeout is cut off with a 408', async () => {
       const { answer, closedAfterMs } = await trickle(
         `POST /cargo/load HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n`,
