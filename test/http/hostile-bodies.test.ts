@@ -266,3 +266,64 @@ for (const backend of (await backends()).filter((b) => b.name !== 'sqlite-memory
     });
   });
 }
+
+for (const backend of (await backends()).filter((b) => b.name === 'sqlite-memory')) {
+  describe(`the in-flight body budget on ${backend.name}`, () => {
+    let db: TestDatabase;
+    let app: TestApp;
+    let key: string;
+    before(async () => {
+      db = await backend.create();
+      app = await startTestApp(db.database, { config: { inFlightBodyBytes: 4096 } });
+      key = (await createProjectWithKey(db.database)).key;
+    });
+    after(async () => {
+      await app.close();
+      await db.drop();
+    });
+
+    const bodyOf = (systemLength: number) =>
+      JSON.stringify({
+        params: { model: 'svc-mock', system: 'x'.repeat(systemLength), messages: [{ role: 'user', content: 'hi' }] },
+      });
+    const load = (body: string) =>
+      app.request('POST', '/cargo/load', { key, rawBody: body, headers: { 'content-type': 'application/json' } });
+
+    test('a lone body larger than the budget is taken: the body limit alone bounds its size', async () => {
+      const res = await load(bodyOf(20_000));
+      assert.equal(res.status, 200, res.text);
+    });
+
+    test('a body that does not fit beside one being read gets 503 with Retry-After; once that is answered, it fits', async () => {
+      const held = bodyOf(20_000);
+      const { port } = new URL(app.url);
+      const socket = connect(Number(port), '127.0.0.1');
+      let answer = '';
+      socket.setEncoding('utf8').on('data', (chunk: string) => {
+        answer += chunk;
+      });
+      const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+      socket.write(
+        `POST /cargo/load HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-API-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${held.length}\r\n\r\n${held.slice(0, 100)}`,
+      );
+      // The held body reserves its length once its request is authenticated: wait for the refusal.
+      let busy: Awaited<ReturnType<typeof load>> | undefined;
+      for (const deadline = Date.now() + 5000; Date.now() < deadline; ) {
+        const res = await load(bodyOf(10));
+        if (res.status === 503) {
+          busy = res;
+          break;
+        }
+        assert.equal(res.status, 200, res.text);
+      }
+      assert.ok(busy, 'a second body was refused while the first was held');
+      assert.equal(busy.headers.get('retry-after'), '1');
+      assert.match(busy.body.detail, /retry shortly/);
+
+      socket.write(held.slice(100));
+      await closed;
+      assert.match(answer, /^HTTP\/1\.1 200 /);
+      assert.equal((await load(bodyOf(10))).status, 200);
+    });
+  });
+}
