@@ -290,7 +290,8 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
 /**
  * Closes the HTTP server without waiting out keep-alive connections. Node closes only connections
  * that are idle when close() is called; one whose request was still in flight then stays open,
- * idle, until the client or the keep-alive timeout (72 s) drops it, and holds up the shutdown.
+ * idle, until the client or the keep-alive timeout (BARGE_REQUEST_TIMEOUT_MS) drops it, and
+ * holds up the shutdown.
  */
 async function closeApp(app: FastifyInstance): Promise<void> {
   const reap = setInterval(() => app.server.closeIdleConnections(), 100);

@@ -97,12 +97,24 @@ export const errors = {
     new ApiError('invalid_query', 400, summarize('Invalid query', fieldErrors), {
       errors: fieldErrors.slice(0, MAX_REPORTED_ERRORS),
     }),
-  malformedJson: (why: string) => new ApiError('malformed_json', 400, `Request body is not valid JSON: ${why}`),
+  /** The body as a whole (path `""`) is not JSON. */
+  malformedJson: (why: string) =>
+    new ApiError('malformed_json', 400, `Request body is not valid JSON: ${why}`, {
+      errors: [{ path: '', message: `is not valid JSON: ${why}` }],
+    }),
   forbiddenJsonKey: (key: '__proto__' | 'constructor.prototype', at: string) =>
     new ApiError(
       'forbidden_json_key',
       400,
       `Request body must not contain a ${key === '__proto__' ? '"__proto__" key' : '"constructor" key holding a "prototype" key'} (found in ${at || 'the top-level object'}; refused to protect against prototype pollution).`,
+      {
+        errors: [
+          {
+            path: `${at}/${key === '__proto__' ? '__proto__' : 'constructor/prototype'}`,
+            message: 'is refused, to protect against prototype pollution',
+          },
+        ],
+      },
     ),
   unsupportedMediaType: (type: string) =>
     new ApiError(
@@ -119,6 +131,7 @@ export const errors = {
       'invalid_content_encoding',
       400,
       `Request body is not valid ${coding} although Content-Encoding says so: ${why}.`,
+      { errors: [{ path: '', message: `is not valid ${coding} although Content-Encoding says so: ${why}` }] },
     ),
   unsupportedContentEncoding: (coding: string) =>
     new ApiError(

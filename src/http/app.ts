@@ -46,16 +46,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           },
         }),
     bodyLimit: config.bodyLimitBytes,
-    // A slow client may not hold a connection: the whole request within requestTimeout (a 10 MiB
-    // body needs under 2 s at 50 Mbit/s), and a connection idle as long is closed.
+    // A slow client may not hold a connection: the whole request must arrive within requestTimeout
+    // (a 10 MiB body needs under 2 s at 50 Mbit/s), else it is answered 408 (clientErrorHandler);
+    // a connection idle between requests is closed after as long (Node adds a second to the
+    // Keep-Alive timeout it advertises). The socket's own inactivity timeout closes silently, so it
+    // ends a second past the deadline: a request still arriving gets its 408 first, and a client
+    // that stops reading its answer still cannot hold the connection.
     requestTimeout: config.requestTimeoutMs,
-    connectionTimeout: config.requestTimeoutMs,
+    connectionTimeout: config.requestTimeoutMs + 1000,
+    keepAliveTimeout: config.requestTimeoutMs,
     // Given to Node's server at construction too: it derives headersTimeout from requestTimeout
-    // then, and checks both on connectionsCheckingInterval (30 s by default): a fraction of it.
+    // then, and checks both every connectionsCheckingInterval: well within that second.
     http: {
       requestTimeout: config.requestTimeoutMs,
       headersTimeout: Math.min(60_000, config.requestTimeoutMs),
-      connectionsCheckingInterval: Math.max(250, Math.min(5000, Math.floor(config.requestTimeoutMs / 4))),
+      connectionsCheckingInterval: Math.min(500, Math.floor(config.requestTimeoutMs / 4)),
     },
     // While shutting down, requests still arriving on open connections are served (their rows
     // commit before the writer closes) instead of getting Fastify's own 503 body without `detail`.

@@ -1,4 +1,4 @@
-/** A byte budget for the request bodies an API process holds at once; past it a request is answered 503. */
+/** A byte budget for the request bodies an API process holds at once; one not fitting beside the rest gets 503. */
 import type { FastifyInstance } from 'fastify';
 import { errors } from '../domain/errors.js';
 
@@ -25,7 +25,8 @@ export function limitBodiesInFlight(scope: FastifyInstance, options: { budgetByt
     const bytes =
       Number.isFinite(declared) && declared >= 0 ? Math.min(declared, options.bodyLimit) : options.bodyLimit;
     if (bytes === 0) return payload;
-    // One body alone always fits, so a lone large request is never refused.
+    // One body alone always fits: BARGE_BODY_LIMIT_BYTES bounds it, and a 503 for a body that can
+    // never fit would send its client retrying forever.
     if (held > 0 && held + bytes > options.budgetBytes) throw errors.serverBusy(1);
     held += bytes;
     reserved.set(request, bytes);

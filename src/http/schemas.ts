@@ -6,7 +6,8 @@ export const ErrorBody = Type.Object(
     detail: Type.Unknown({ description: 'A text, or an object with error and message.' }),
     errors: Type.Optional(
       Type.Array(Type.Object({ path: Type.String(), message: Type.String() }), {
-        description: 'Every invalid field of a 400.',
+        description:
+          'Every invalid field of a 400 about the body or the query, with the rule it breaks; the path "" is the body as a whole.',
       }),
     ),
     request_id: Type.Optional(Type.String()),

@@ -1,13 +1,12 @@
 /**
  * Error answers are JSON with a detail on every backend: malformed requests on raw sockets, bad paths and headers,
- * content codings (gzip bombs included), refused JSON keys, wrong methods, and a header timeout.
+ * content codings (gzip bombs included), refused JSON keys and wrong methods
+ * (request timeouts: hostile-bodies.test.ts).
  */
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { deflateSync, gzipSync } from 'node:zlib';
-import Fastify from 'fastify';
-import { clientErrorHandler } from '../../src/http/errors.js';
 import { createProjectWithKey, mockBody, startTestApp, storedCargo, type TestApp } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
 
@@ -409,25 +408,3 @@ for (const backend of await backends()) {
     });
   });
 }
-
-// buildApp has no setting for Node's header timeout (60 s by default), so the 408 is checked on a
-// bare Fastify with the app's client-error handler and a short timeout.
-test('a header timeout is answered 408 JSON with a detail by the client-error handler', async () => {
-  const app = Fastify({
-    clientErrorHandler,
-    requestTimeout: 300,
-    http: { headersTimeout: 300, connectionsCheckingInterval: 50 },
-  });
-  app.get('/', async () => ({ ok: true }));
-  const url = new URL(await app.listen({ host: '127.0.0.1', port: 0 }));
-  try {
-    const ctx = { host: url.hostname, port: Number(url.port) } as Context;
-    // The headers never end.
-    const res = await viaSocket(ctx, 'GET / HTTP/1.1\r\nHost: localhost\r\nX-Slow: 1\r\n');
-    assert.equal(res.status, 408, res.text);
-    assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
-    assert.deepEqual(JSON.parse(res.text), { detail: 'The request was not received in time.' });
-  } finally {
-    await app.close();
-  }
-});

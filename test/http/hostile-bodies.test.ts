@@ -142,6 +142,68 @@ for (const backend of (await backends()).filter((b) => b.name === 'sqlite-memory
       assert.ok(closedAfterMs < 2000, `the connection stayed open ${closedAfterMs} ms`);
     });
 
+    /**
+     * A raw connection that sends `parts` (each once the answer to the one before has come, when
+     * there is more than one) and then nothing; resolves with what came back and when it closed.
+     */
+    async function stall(...parts: string[]): Promise<{ answer: string; closedAfterMs: number }> {
+      const { port } = new URL(app.url);
+      const socket = connect(Number(port), '127.0.0.1');
+      let answer = '';
+      let started = Date.now();
+      socket.setEncoding('utf8').on('data', (chunk: string) => {
+        answer += chunk;
+        const next = parts.shift();
+        if (next !== undefined) {
+          started = Date.now();
+          socket.write(next);
+        }
+      });
+      socket.write(parts.shift() ?? '');
+      // Well past the deadline: a connection still open then fails the test instead of hanging it.
+      const timer = setTimeout(() => socket.destroy(), 6000);
+      await new Promise<void>((resolve) => socket.on('close', () => resolve()));
+      clearTimeout(timer);
+      return { answer, closedAfterMs: Date.now() - started };
+    }
+
+    /** A JSON 408 with a detail came back, a little after the 1 s deadline, and the connection closed. */
+    const assertTimedOut = ({ answer, closedAfterMs }: { answer: string; closedAfterMs: number }) => {
+      assert.match(answer, /HTTP\/1\.1 408 /);
+      assert.match(answer, /content-type: application\/json/i);
+      assert.match(answer, /\{"detail":"The request was not received in time\."\}$/);
+      assert.ok(closedAfterMs >= 900 && closedAfterMs < 3000, `closed after ${closedAfterMs} ms`);
+    };
+
+    test('a request whose headers stop arriving gets a 408 at the request timeout', async () => {
+      assertTimedOut(await stall(`POST /cargo/load HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\n`));
+    });
+
+    test('a request whose body stops arriving gets a 408 at the request timeout', async () => {
+      assertTimedOut(
+        await stall(
+          `POST /cargo/load HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"params":`,
+        ),
+      );
+    });
+
+    test('a second request on a kept-alive connection that stops arriving gets a 408', async () => {
+      const { answer, closedAfterMs } = await stall(
+        'GET /health HTTP/1.1\r\nHost: x\r\n\r\n',
+        'GET /health HTTP/1.1\r\n',
+      );
+      assert.match(answer, /^HTTP\/1\.1 200 /);
+      assertTimedOut({ answer, closedAfterMs });
+    });
+
+    test('an idle kept-alive connection is closed a second after the request timeout its Keep-Alive header gives', async () => {
+      const { answer, closedAfterMs } = await stall('GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
+      assert.match(answer, /^HTTP\/1\.1 200 /);
+      assert.match(answer, /keep-alive: timeout=1\r\n/i);
+      assert.doesNotMatch(answer, /408/);
+      assert.ok(closedAfterMs >= 1900 && closedAfterMs < 3000, `closed after ${closedAfterMs} ms`);
+    });
+
     test('a body trickled slower than the request timeout is cut off with a 408', async () => {
       const { answer, closedAfterMs } = await trickle(
         `POST /cargo/load HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n`,
@@ -201,6 +263,67 @@ for (const backend of (await backends()).filter((b) => b.name !== 'sqlite-memory
         body: { params: { model: 'svc-mock', messages: [{ role: 'user', content: 'hi' }] } },
       });
       assert.equal(after.status, 200, after.text);
+    });
+  });
+}
+
+for (const backend of (await backends()).filter((b) => b.name === 'sqlite-memory')) {
+  describe(`the in-flight body budget on ${backend.name}`, () => {
+    let db: TestDatabase;
+    let app: TestApp;
+    let key: string;
+    before(async () => {
+      db = await backend.create();
+      app = await startTestApp(db.database, { config: { inFlightBodyBytes: 4096 } });
+      key = (await createProjectWithKey(db.database)).key;
+    });
+    after(async () => {
+      await app.close();
+      await db.drop();
+    });
+
+    const bodyOf = (systemLength: number) =>
+      JSON.stringify({
+        params: { model: 'svc-mock', system: 'x'.repeat(systemLength), messages: [{ role: 'user', content: 'hi' }] },
+      });
+    const load = (body: string) =>
+      app.request('POST', '/cargo/load', { key, rawBody: body, headers: { 'content-type': 'application/json' } });
+
+    test('a lone body larger than the budget is taken: the body limit alone bounds its size', async () => {
+      const res = await load(bodyOf(20_000));
+      assert.equal(res.status, 200, res.text);
+    });
+
+    test('a body that does not fit beside one being read gets 503 with Retry-After; once that is answered, it fits', async () => {
+      const held = bodyOf(20_000);
+      const { port } = new URL(app.url);
+      const socket = connect(Number(port), '127.0.0.1');
+      let answer = '';
+      socket.setEncoding('utf8').on('data', (chunk: string) => {
+        answer += chunk;
+      });
+      const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+      socket.write(
+        `POST /cargo/load HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-API-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${held.length}\r\n\r\n${held.slice(0, 100)}`,
+      );
+      // The held body reserves its length once its request is authenticated: wait for the refusal.
+      let busy: Awaited<ReturnType<typeof load>> | undefined;
+      for (const deadline = Date.now() + 5000; Date.now() < deadline; ) {
+        const res = await load(bodyOf(10));
+        if (res.status === 503) {
+          busy = res;
+          break;
+        }
+        assert.equal(res.status, 200, res.text);
+      }
+      assert.ok(busy, 'a second body was refused while the first was held');
+      assert.equal(busy.headers.get('retry-after'), '1');
+      assert.match(busy.body.detail, /retry shortly/);
+
+      socket.write(held.slice(100));
+      await closed;
+      assert.match(answer, /^HTTP\/1\.1 200 /);
+      assert.equal((await load(bodyOf(10))).status, 200);
     });
   });
 }

@@ -197,11 +197,11 @@ for (const backend of await backends()) {
       );
       assertInvalidField(
         await load(key, withParams({ messages: [{ role: 'user', content: [{ type: 'image', text: 'x' }] }] })),
-        '/params/messages/0/content',
+        '/params/messages/0/content/0/type',
       );
       assertInvalidField(
         await load(key, withParams({ messages: [{ role: 'user', content: [{ type: 'text' }] }] })),
-        '/params/messages/0/content',
+        '/params/messages/0/content/0/text',
       );
       assertInvalidField(await load(key, withParams({ messages: [{ role: 'user' }] })), '/params/messages/0/content');
       assertInvalidField(
@@ -212,6 +212,48 @@ for (const backend of await backends()) {
         await load(key, withParams({ messages: [messages[0], { role: 'user', content: '' }] })),
         '/params/messages/1/content',
       );
+    });
+
+    test('content: the 400 names the rule broken, not only that it is neither a string nor blocks', async () => {
+      const { key } = await createProjectWithKey(db.database);
+      const at = '/params/messages/0/content';
+      const cases: [unknown, { path: string; message: string }][] = [
+        ['', { path: at, message: 'must not be empty' }],
+        [[], { path: at, message: 'must not be empty' }],
+        [
+          Array.from({ length: 1001 }, () => ({ type: 'text', text: 'x' })),
+          { path: at, message: 'must NOT have more than 1000 items' },
+        ],
+        [[{ type: 'image', text: 'x' }], { path: `${at}/0/type`, message: 'must be "text"' }],
+        [[{ type: 'text' }], { path: `${at}/0/text`, message: 'is required' }],
+        [[{ type: 'text', text: '' }], { path: `${at}/0/text`, message: 'must not be empty' }],
+        [5, { path: at, message: 'must be string or array' }],
+      ];
+      for (const [content, error] of cases) {
+        const res = await load(key, withParams({ messages: [{ role: 'user', content }] }));
+        assert.equal(res.status, 400, res.text);
+        assert.deepEqual(res.body.errors, [error], JSON.stringify(content).slice(0, 100));
+        assert.equal(res.body.detail, `Invalid request body: ${error.path} ${error.message}.`);
+      }
+    });
+
+    test('a body that is not JSON, or holds a refused key, is a 400 with errors too', async () => {
+      const { key } = await createProjectWithKey(db.database);
+      const broken = await loadRaw(key, '{"params":');
+      assertErrorList(broken);
+      assert.equal(broken.body.errors.length, 1);
+      assert.equal(broken.body.errors[0].path, '');
+      assert.match(broken.body.errors[0].message, /^is not valid JSON: ./);
+      assert.match(broken.body.detail, /^Request body is not valid JSON: ./);
+
+      const polluted = await loadRaw(
+        key,
+        '{"params":{"model":"svc-mock","messages":[{"role":"user","content":"hi"}]},"metadata":{"__proto__":{}}}',
+      );
+      assertErrorList(polluted);
+      assert.deepEqual(polluted.body.errors, [
+        { path: '/metadata/__proto__', message: 'is refused, to protect against prototype pollution' },
+      ]);
     });
 
     test('messages: text blocks and both roles are accepted and stored as given', async () => {
