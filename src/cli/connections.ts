@@ -171,7 +171,7 @@ export function registerConnectionCommands(program: Command, run: CommandContext
 
   connection
     .command('delete <connection-id>')
-    .description('Delete a connection; deliveries still naming it fail with connection_not_found')
+    .description('Delete a connection; its pending deliveries fail at once with connection_not_found')
     .option('--json', 'print one JSON object')
     .action((connectionId: string, opts: { json?: boolean }) =>
       run(opts, async ({ out, ...deps }) => {

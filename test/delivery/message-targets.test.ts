@@ -665,7 +665,7 @@ for (const backend of await backends()) {
         test('a connection deleted after submit fails the delivery at once: one connection_not_found attempt, no retry', async () => {
           const { key, target, connection, callback, run } = await setup(kind);
           const id = await load(key, mockBody('orphan', callback()));
-          assert.equal(await deleteConnection(db.database, connection.id), true);
+          assert.equal(await deleteConnection(db.database, connection.id, clock.now()), true);
           await run();
           const track = await tracking(key, id);
           assert.equal(track.status, 'callback_failed');

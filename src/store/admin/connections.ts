@@ -3,6 +3,7 @@ import type { Selectable } from 'kysely';
 import { CHECK_INTERVAL_MS } from '../../domain/connections.js';
 import type { MailMessage } from '../../mail/mailer.js';
 import type { Database } from '../database.js';
+import { failDeletedConnectionDeliveries } from '../deliveries/connection-deleted.js';
 import { enqueueMail } from '../outbox/enqueue.js';
 import type { ConnectionsTable } from '../schema.js';
 
@@ -108,13 +109,18 @@ export async function findProjectConnection(
   return row && toConnection(row);
 }
 
-export async function deleteConnection(database: Database, id: string): Promise<boolean> {
-  const deleted = await database.write
-    .deleteFrom('connections')
-    .where('id', '=', id)
-    .returning('id')
-    .executeTakeFirst();
-  return deleted !== undefined;
+/** Deletes a connection and, in the same transaction, fails its pending deliveries (connection-deleted.ts). */
+export async function deleteConnection(database: Database, id: string, now: number): Promise<boolean> {
+  return database.write.transaction().execute(async (tx) => {
+    const deleted = await tx
+      .deleteFrom('connections')
+      .where('id', '=', id)
+      .returning(['id', 'project_id'])
+      .executeTakeFirst();
+    if (!deleted) return false;
+    await failDeletedConnectionDeliveries(tx, database.dialect, { id, projectId: deleted.project_id }, now);
+    return true;
+  });
 }
 
 /**
