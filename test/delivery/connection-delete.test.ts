@@ -101,6 +101,7 @@ for (const backend of await backends({ childProcesses: true })) {
         for (const id of objectOnly) {
           const t = await tracking(id);
           assert.equal(t.status, 'callback_failed', JSON.stringify(t));
+          assert.equal(t.status_description, 'Delivery failed: the connection was deleted');
           assert.deepEqual(
             { ...t.deliveries[0], last_error: undefined },
             {

@@ -669,6 +669,7 @@ for (const backend of await backends()) {
           await run();
           const track = await tracking(key, id);
           assert.equal(track.status, 'callback_failed');
+          assert.equal(track.status_description, 'Delivery failed: the connection was deleted');
           assert.equal(track.deliveries[0].status, 'failed');
           assert.equal(track.deliveries[0].attempts, 1);
           assert.equal(track.deliveries[0].next_attempt_at, null);
