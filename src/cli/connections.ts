@@ -171,7 +171,7 @@ export function registerConnectionCommands(program: Command, run: CommandContext
 
   connection
     .command('delete <connection-id>')
-    .description('Delete a connection; deliveries still naming it fail with connection_not_found')
+    .description('Delete a connection; its pending deliveries fail at once with connection_not_found')
     .option('--json', 'print one JSON object')
     .action((connectionId: string, opts: { json?: boolean }) =>
       run(opts, async ({ out, ...deps }) => {
@@ -183,7 +183,7 @@ export function registerConnectionCommands(program: Command, run: CommandContext
   connection
     .command('check <connection-id>')
     .description(
-      `Capability check: assume the role and write {prefix}svc-verify.json, or send one marked message (attribute or detail barge_verification), reporting each capability (at most one per ${CHECK_INTERVAL_MS / 1000} s per connection)`,
+      `Capability check: assume the role and write {prefix}svc-verify.json, or send one marked message (attribute or detail barge_verification), reporting each capability (at most one per ${CHECK_INTERVAL_MS / 1000} s per connection; one that could not assume the role does not count)`,
     )
     .option('--bucket <bucket-arn>', 'an object-store target, arn:aws:s3:::<bucket>')
     .option('--prefix <prefix>', `with --bucket: the key prefix deliveries use (default ${DEFAULT_KEY_PREFIX})`)

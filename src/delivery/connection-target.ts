@@ -1,4 +1,5 @@
 /** What the connection-based channels (object store, SQS, SNS, EventBridge) share around their own write or send. */
+import { CONNECTION_NOT_FOUND, connectionNotFoundDetail } from '../domain/connections.js';
 import { type DeliveredResult, resultUrl } from '../domain/object-body.js';
 import type { Connection } from '../store/admin/connections.js';
 import type { DueDelivery } from '../store/deliveries/claim.js';
@@ -28,13 +29,7 @@ export async function deliverThroughConnection(
 ): Promise<DispatchOutcome> {
   const connection = await findConnection(due.projectId, connectionId);
   if (!connection) {
-    return failed(
-      'connection_not_found',
-      `connection_not_found: connection ${connectionId} no longer exists in this project`,
-      {
-        retryable: false,
-      },
-    );
+    return failed(CONNECTION_NOT_FOUND, connectionNotFoundDetail(connectionId), { retryable: false });
   }
   const outcome = await send(connection);
   if (outcome.ok) {

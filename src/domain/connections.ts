@@ -38,3 +38,12 @@ export function isEmailAddress(value: string): boolean {
 export function targetAllowed(allowList: readonly string[] | null, targetArn: string): boolean {
   return allowList === null || allowList.includes(targetArn);
 }
+
+/**
+ * Why a delivery through a connection that no longer exists failed: the attempt that finds it gone
+ * and the deletion that ends its pending deliveries record the same class and text.
+ */
+export const CONNECTION_NOT_FOUND = 'connection_not_found';
+export function connectionNotFoundDetail(connectionId: string): string {
+  return `${CONNECTION_NOT_FOUND}: connection ${connectionId} no longer exists in this project`;
+}

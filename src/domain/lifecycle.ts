@@ -11,6 +11,7 @@
  * - delivery / attempt: a requested hand-over of a result (webhook, object) and each try at it.
  * - lease: a time-limited claim (`locked_by`, `locked_until`) a worker holds on a row it works on.
  */
+import { CONNECTION_NOT_FOUND } from './connections.js';
 
 export const CARGO_STATUSES = Object.freeze({
   pending: 'pending',
@@ -111,20 +112,47 @@ export function statusDescription(status: CargoStatus): string {
   return DESCRIPTIONS[status];
 }
 
+/** A delivery as tracking sees it, oldest first; `errorClass` is its last attempt's. */
+export interface TrackedDelivery {
+  channel: ChannelName;
+  status: DeliveryStatus;
+  attempts: number;
+  errorClass: string | null;
+  lastError: string | null;
+}
+
 /**
  * What tracking says of a cargo: its status's description, and why, where barge knows a reason an
  * operator or a client can act on: the error a failed cargo ended with (a provider that refused
- * the batch, a job that failed), or why the last try to submit its batch failed while it waits.
+ * the batch, a job that failed), why the last try to submit its batch failed while it waits, or
+ * how the delivery that made it callback_failed ended.
  */
 export function trackingDescription(
   status: CargoStatus,
-  why: { resultError: string | null; submitError: string | null },
+  why: { resultError: string | null; submitError: string | null; deliveries: readonly TrackedDelivery[] },
 ): string {
   if (status === 'failed' && why.resultError) return `${DESCRIPTIONS.failed}: ${why.resultError}`;
   if (status === 'batched' && why.submitError) {
     return `${DESCRIPTIONS.batched}; the last try failed and will be retried: ${why.submitError}`;
   }
+  if (status === 'callback_failed') {
+    // A channel's latest delivery decides it, as it decided the status (a redelivery supersedes).
+    const latest = new Map(why.deliveries.map((d) => [d.channel, d]));
+    const failed = [...latest.values()].filter((d) => d.status === 'failed');
+    if (failed.length === 1) return deliveryFailure(failed[0] as TrackedDelivery);
+    if (failed.length > 1) return failed.map((d) => `${d.channel}: ${deliveryFailure(d)}`).join('; ');
+  }
   return DESCRIPTIONS[status];
+}
+
+/** How a delivery failed for good: refused at once, its connection deleted, or its retries used up. */
+function deliveryFailure(d: TrackedDelivery): string {
+  if (d.errorClass === CONNECTION_NOT_FOUND) return 'Delivery failed: the connection was deleted';
+  if (d.errorClass === 'blocked_address') {
+    return `Delivery refused: the callback address is not allowed (${d.lastError})`;
+  }
+  if (d.errorClass === 'invalid_url') return `Delivery refused: ${d.lastError}`;
+  return `Delivery failed after ${d.attempts} attempt${d.attempts === 1 ? '' : 's'}: ${d.lastError}`;
 }
 
 /** Statuses before a result exists: GET /result answers 409 for these. */

@@ -3,7 +3,8 @@
  * or a queue, topic or event bus (sends one message marked `barge_verification`). Picks the kind
  * from the one target given, validates it and its allow-list, then runs the existing check, which
  * reports each capability and allows one real check per CHECK_INTERVAL_MS per connection (a
- * role-only probe writes and sends nothing and is not limited). A check that ran and failed is a
+ * role-only probe writes and sends nothing and is not limited, and a check that could not assume
+ * the role wrote nothing and does not count). A check that ran and failed is a
  * result (`report.ok` false), not a refusal.
  */
 import type { Config } from '../config.js';

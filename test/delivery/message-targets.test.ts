@@ -665,10 +665,11 @@ for (const backend of await backends()) {
         test('a connection deleted after submit fails the delivery at once: one connection_not_found attempt, no retry', async () => {
           const { key, target, connection, callback, run } = await setup(kind);
           const id = await load(key, mockBody('orphan', callback()));
-          assert.equal(await deleteConnection(db.database, connection.id), true);
+          assert.equal(await deleteConnection(db.database, connection.id, clock.now()), true);
           await run();
           const track = await tracking(key, id);
           assert.equal(track.status, 'callback_failed');
+          assert.equal(track.status_description, 'Delivery failed: the connection was deleted');
           assert.equal(track.deliveries[0].status, 'failed');
           assert.equal(track.deliveries[0].attempts, 1);
           assert.equal(track.deliveries[0].next_attempt_at, null);

@@ -72,6 +72,12 @@ for (const backend of await backends()) {
           assert.equal(attempts[0]?.status_code, null);
           assert.match(attempts[0]?.error_detail ?? '', /private or reserved address|non-public address/);
           assert.equal(await cargoStatus(db.database, id), 'callback_failed');
+          // Tracking says it was refused, and why, not that retries ran out.
+          const tracking = await app.request('GET', `/cargo/${id}/tracking`, { key });
+          assert.equal(
+            tracking.body.status_description,
+            `Delivery refused: the callback address is not allowed (${attempts[0]?.error_detail})`,
+          );
         }
         // The tenant learns that localhost is not public, not which address it resolves to.
         const named = (await attemptsOfCargo(db.database, ids[0] as string))[0]?.error_detail ?? '';
@@ -100,6 +106,8 @@ for (const backend of await backends()) {
         const attempts = await attemptsOfCargo(db.database, id);
         assert.equal(attempts[0]?.error_class, 'invalid_url');
         assert.equal(receiver.connections, 0);
+        const tracking = await devApp.request('GET', `/cargo/${id}/tracking`, { key });
+        assert.equal(tracking.body.status_description, 'Delivery refused: production deliveries require https');
       } finally {
         await receiver.close();
         await devApp.close();

@@ -237,7 +237,7 @@ for (const backend of await backends()) {
           last_status_code: 500,
           next_attempt_at: null,
         });
-        assert.equal(tracking.status_description, 'Callback delivery failed after all retries');
+        assert.equal(tracking.status_description, 'Delivery failed after 6 attempts: receiver answered HTTP 500');
         assertSignedPosts(receiver.received, webhookSecret);
       } finally {
         await receiver.close();

@@ -7,6 +7,7 @@ import type { CapabilityResult, CheckReport } from '../../src/delivery/object-st
 import type { CapabilityCheckers } from '../../src/operations/capability-checkers.js';
 import { checkConnection } from '../../src/operations/check-connection.js';
 import { createConnection } from '../../src/operations/create-connection.js';
+import { showConnection } from '../../src/operations/show-connection.js';
 import type { Connection } from '../../src/store/admin/connections.js';
 import { testConfig } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
@@ -263,5 +264,34 @@ describe('checkConnection with the AWS checkers, against an S3 server and an STS
     );
     assert.equal(probe.kind === 'bucket' && probe.report.key, null);
     assert.equal(probe.report.ok, true);
+  });
+
+  test('a check that could not assume the role wrote nothing and does not count against the minute', async () => {
+    const deps = { ...depsOf(db.database), config };
+    deps.clock.set(Date.now());
+    const project = await newProject(deps);
+    const connection = await rig.roleConnection(db.database, project.id);
+    const bucket = await rig.bucket();
+    const check = { connectionId: connection.id, bucket: `arn:aws:s3:::${bucket}` };
+    rig.sts.deny(connection.roleArn as string);
+    const denied = value(await checkConnection(deps, check));
+    assert.equal(denied.report.ok, false);
+    assert.equal(denied.report.capabilities.assumeRole.status, 'failed');
+    assert.deepEqual(await rig.s3.keys(bucket), []);
+    // The same for a message target: the send is never reached.
+    const queue = value(await checkConnection(deps, { connectionId: connection.id, queueUrl: QUEUE_URL }));
+    assert.equal(queue.kind === 'message' && queue.report.capabilities.assumeRole.status, 'failed');
+    assert.equal(
+      value(await showConnection(deps, { connectionId: connection.id })).connection.lastCheckAt,
+      null,
+      'the connection shows no check: none wrote',
+    );
+
+    // The trust policy is fixed: the real check runs at once, and that one counts.
+    rig.sts.deny(connection.roleArn as string, false);
+    const passed = value(await checkConnection(deps, check));
+    assert.equal(passed.report.ok, true, JSON.stringify(passed.report));
+    assert.deepEqual(await rig.s3.keys(bucket), ['convoy/svc-verify.json']);
+    refused(await checkConnection(deps, check), 'check_too_soon');
   });
 });

@@ -8,10 +8,10 @@ import {
   VERIFICATION_MESSAGE,
 } from '../../domain/message-targets.js';
 import { messageSessionPolicyJson } from '../../domain/session-policy.js';
-import { applyConnectionEffect, type Connection, claimCheckSlot } from '../../store/admin/connections.js';
+import { applyConnectionEffect, type Connection } from '../../store/admin/connections.js';
 import type { Database } from '../../store/database.js';
 import { type AwsDeliveryDeps, connectionCredentials } from '../aws/connection-access.js';
-import { accessResult, type CapabilityResult } from '../capability.js';
+import { accessResult, type CapabilityResult, underCheckSlot } from '../capability.js';
 import type { MessageTargetKind } from './message-kind.js';
 import { sendThroughConnection } from './message-send.js';
 
@@ -33,7 +33,8 @@ export interface MessageCheckDeps {
  * the role with the delivery session's policy and sends one marked message (SQS/SNS: message
  * attribute `barge_verification`; EventBridge: detail `{"barge_verification": true}`), which
  * consumers skip. Limited like the object check: one per minute per connection, across
- * processes; a role-only probe sends nothing and is not limited. A passing check ends an incident.
+ * processes, not counting one that could not assume the role; a role-only probe sends nothing and
+ * is not limited. A passing check ends an incident.
  */
 export async function checkMessageTarget(
   deps: MessageCheckDeps,
@@ -66,33 +67,33 @@ export async function checkMessageTarget(
     );
   }
 
-  const slot = await claimCheckSlot(deps.database, { id: connection.id, now: deps.clock.now() });
-  if (!slot.granted) return { refused: true, waitMs: slot.waitMs };
   const now = deps.clock.now();
-  const sent = await sendThroughConnection(deps.aws, kind, connection, target, resolved, {
-    body: VERIFICATION_MESSAGE,
-    attributes: { [VERIFICATION_ATTRIBUTE]: 'true' },
-    deduplicationId: `barge-verification-${now}`,
-    groupId: 'barge-verification',
+  return underCheckSlot(deps.database, { connectionId: connection.id, now }, async () => {
+    const sent = await sendThroughConnection(deps.aws, kind, connection, target, resolved, {
+      body: VERIFICATION_MESSAGE,
+      attributes: { [VERIFICATION_ATTRIBUTE]: 'true' },
+      deduplicationId: `barge-verification-${now}`,
+      groupId: 'barge-verification',
+    });
+    let result: MessageCheckReport;
+    if (sent.ok) {
+      result = report(accessResult(connection, { ok: true }), {
+        status: 'ok',
+        detail: `${SEND_ACTIONS[kind.type]} on ${resolved.arn}: ${sent.excerpt}`,
+      });
+    } else if (sent.stage === 'access') {
+      result = report(accessResult(connection, { ok: false, detail: `${sent.errorClass}: ${sent.detail}` }), {
+        status: 'skipped',
+        detail: 'not probed: no access',
+      });
+    } else {
+      result = report(accessResult(connection, { ok: true }), {
+        status: 'failed',
+        detail: `${sent.errorClass}: ${sent.detail}`,
+      });
+    }
+    if (result.ok)
+      await applyConnectionEffect(deps.database, { connectionId: connection.id, to: 'active' }, deps.clock.now());
+    return { report: result, wroteNothing: !sent.ok && sent.stage === 'access' };
   });
-  let result: MessageCheckReport;
-  if (sent.ok) {
-    result = report(accessResult(connection, { ok: true }), {
-      status: 'ok',
-      detail: `${SEND_ACTIONS[kind.type]} on ${resolved.arn}: ${sent.excerpt}`,
-    });
-  } else if (sent.stage === 'access') {
-    result = report(accessResult(connection, { ok: false, detail: `${sent.errorClass}: ${sent.detail}` }), {
-      status: 'skipped',
-      detail: 'not probed: no access',
-    });
-  } else {
-    result = report(accessResult(connection, { ok: true }), {
-      status: 'failed',
-      detail: `${sent.errorClass}: ${sent.detail}`,
-    });
-  }
-  if (result.ok)
-    await applyConnectionEffect(deps.database, { connectionId: connection.id, to: 'active' }, deps.clock.now());
-  return result;
 }

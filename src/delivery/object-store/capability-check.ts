@@ -2,9 +2,9 @@
 import type { Clock } from '../../domain/clock.js';
 import { VERIFICATION_BODY } from '../../domain/object-body.js';
 import { verificationObjectKey } from '../../domain/object-target.js';
-import { applyConnectionEffect, type Connection, claimCheckSlot } from '../../store/admin/connections.js';
+import { applyConnectionEffect, type Connection } from '../../store/admin/connections.js';
 import type { Database } from '../../store/database.js';
-import { accessResult, type CapabilityResult } from '../capability.js';
+import { accessResult, type CapabilityResult, underCheckSlot } from '../capability.js';
 import type { BucketWriter } from './bucket-writer.js';
 
 export type { CapabilityResult } from '../capability.js';
@@ -27,8 +27,9 @@ export interface CheckDeps {
 /**
  * The capability check of a connection (document 6.3, rule 9): really assumes the role and writes
  * `{key_prefix}svc-verify.json` (later checks overwrite it), reporting each capability on its own.
- * A check that writes is limited to one per minute per connection, across processes; a
- * role-only probe writes nothing and is not limited. A passing full check ends an incident.
+ * A check that writes is limited to one per minute per connection, across processes (one that
+ * could not assume the role wrote nothing and does not count); a role-only probe writes nothing
+ * and is not limited. A passing full check ends an incident.
  */
 export async function checkConnection(
   deps: CheckDeps,
@@ -42,46 +43,45 @@ export async function checkConnection(
     return report(connection, bucket, null, { assumeRole, putObject: skipped, encryptionKey: skipped });
   }
 
-  const slot = await claimCheckSlot(deps.database, { id: connection.id, now: deps.clock.now() });
-  if (!slot.granted) return { refused: true, waitMs: slot.waitMs };
-
-  const key = verificationObjectKey(keyPrefix);
-  const written = await deps.writer.write({
-    connection,
-    bucket,
-    keyPrefix,
-    key,
-    body: VERIFICATION_BODY,
-    metadata: {},
+  return underCheckSlot(deps.database, { connectionId: connection.id, now: deps.clock.now() }, async () => {
+    const key = verificationObjectKey(keyPrefix);
+    const written = await deps.writer.write({
+      connection,
+      bucket,
+      keyPrefix,
+      key,
+      body: VERIFICATION_BODY,
+      metadata: {},
+    });
+    let capabilities: CheckReport['capabilities'];
+    if (written.ok) {
+      capabilities = {
+        assumeRole: accessResult(connection, { ok: true }),
+        putObject: { status: 'ok', detail: `wrote ${key} in ${bucket} (region ${written.region})` },
+        encryptionKey: encryptionResult(written.encryption, written.kmsKeyId),
+      };
+    } else if (written.stage === 'access') {
+      const skipped = { status: 'skipped' as const, detail: 'not probed: no access to the bucket' };
+      capabilities = {
+        assumeRole: accessResult(connection, { ok: false, detail: `${written.errorClass}: ${written.detail}` }),
+        putObject: skipped,
+        encryptionKey: skipped,
+      };
+    } else {
+      const kms = written.errorClass === 'target_misconfigured';
+      capabilities = {
+        assumeRole: accessResult(connection, { ok: true }),
+        putObject: { status: 'failed', detail: `${written.errorClass}: ${written.detail}` },
+        encryptionKey: kms
+          ? { status: 'failed', detail: `${written.errorClass}: ${written.detail}` }
+          : { status: 'skipped', detail: 'not probed: the write failed for another reason' },
+      };
+    }
+    const result = report(connection, bucket, key, capabilities);
+    if (result.ok)
+      await applyConnectionEffect(deps.database, { connectionId: connection.id, to: 'active' }, deps.clock.now());
+    return { report: result, wroteNothing: !written.ok && written.stage === 'access' };
   });
-  let capabilities: CheckReport['capabilities'];
-  if (written.ok) {
-    capabilities = {
-      assumeRole: accessResult(connection, { ok: true }),
-      putObject: { status: 'ok', detail: `wrote ${key} in ${bucket} (region ${written.region})` },
-      encryptionKey: encryptionResult(written.encryption, written.kmsKeyId),
-    };
-  } else if (written.stage === 'access') {
-    const skipped = { status: 'skipped' as const, detail: 'not probed: no access to the bucket' };
-    capabilities = {
-      assumeRole: accessResult(connection, { ok: false, detail: `${written.errorClass}: ${written.detail}` }),
-      putObject: skipped,
-      encryptionKey: skipped,
-    };
-  } else {
-    const kms = written.errorClass === 'target_misconfigured';
-    capabilities = {
-      assumeRole: accessResult(connection, { ok: true }),
-      putObject: { status: 'failed', detail: `${written.errorClass}: ${written.detail}` },
-      encryptionKey: kms
-        ? { status: 'failed', detail: `${written.errorClass}: ${written.detail}` }
-        : { status: 'skipped', detail: 'not probed: the write failed for another reason' },
-    };
-  }
-  const result = report(connection, bucket, key, capabilities);
-  if (result.ok)
-    await applyConnectionEffect(deps.database, { connectionId: connection.id, to: 'active' }, deps.clock.now());
-  return result;
 }
 
 function report(

@@ -91,6 +91,7 @@ export function registerTrackCargo(app: CargoScope, deps: CargoRouteDeps): void 
         status_description: trackingDescription(cargo.status, {
           resultError: cargo.result?.errorMessage ?? null,
           submitError: cargo.submitError,
+          deliveries,
         }),
         created_at: isoTime(cargo.createdAt),
         updated_at: isoTime(cargo.updatedAt),

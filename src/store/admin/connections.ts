@@ -3,6 +3,7 @@ import type { Selectable } from 'kysely';
 import { CHECK_INTERVAL_MS } from '../../domain/connections.js';
 import type { MailMessage } from '../../mail/mailer.js';
 import type { Database } from '../database.js';
+import { failDeletedConnectionDeliveries } from '../deliveries/connection-deleted.js';
 import { enqueueMail } from '../outbox/enqueue.js';
 import type { ConnectionsTable } from '../schema.js';
 
@@ -108,13 +109,18 @@ export async function findProjectConnection(
   return row && toConnection(row);
 }
 
-export async function deleteConnection(database: Database, id: string): Promise<boolean> {
-  const deleted = await database.write
-    .deleteFrom('connections')
-    .where('id', '=', id)
-    .returning('id')
-    .executeTakeFirst();
-  return deleted !== undefined;
+/** Deletes a connection and, in the same transaction, fails its pending deliveries (connection-deleted.ts). */
+export async function deleteConnection(database: Database, id: string, now: number): Promise<boolean> {
+  return database.write.transaction().execute(async (tx) => {
+    const deleted = await tx
+      .deleteFrom('connections')
+      .where('id', '=', id)
+      .returning(['id', 'project_id'])
+      .executeTakeFirst();
+    if (!deleted) return false;
+    await failDeletedConnectionDeliveries(tx, database.dialect, { id, projectId: deleted.project_id }, now);
+    return true;
+  });
 }
 
 /**
@@ -160,29 +166,54 @@ export async function applyConnectionEffect(
 
 /**
  * Takes the connection's capability-check slot: one check per CHECK_INTERVAL_MS, shared by every
- * process through the row itself. Refused with the time left to wait.
+ * process through the row itself. Refused with the time left to wait; granted with the time of
+ * the check it follows, which releaseCheckSlot puts back. The claim is a compare-and-set on the
+ * time read just before, so of two concurrent claims one wins and the other is refused.
  */
 export async function claimCheckSlot(
   database: Database,
   input: { id: string; now: number },
-): Promise<{ granted: true } | { granted: false; waitMs: number }> {
+): Promise<{ granted: true; previous: number | null } | { granted: false; waitMs: number }> {
+  // Read on the write connection, as the claim: right before it, so the wait matches the time
+  // that refused it.
+  const lastCheckAt = async () => {
+    const row = await database.write
+      .selectFrom('connections')
+      .select('last_check_at')
+      .where('id', '=', input.id)
+      .executeTakeFirst();
+    return row?.last_check_at == null ? null : Number(row.last_check_at);
+  };
+  const refused = (last: number | null) => ({
+    granted: false as const,
+    waitMs: Math.max(1, (last ?? input.now) + CHECK_INTERVAL_MS - input.now),
+  });
+  const previous = await lastCheckAt();
+  if (previous !== null && previous > input.now - CHECK_INTERVAL_MS) return refused(previous);
   const claimed = await database.write
     .updateTable('connections')
     .set({ last_check_at: input.now })
     .where('id', '=', input.id)
-    .where((eb) => eb.or([eb('last_check_at', 'is', null), eb('last_check_at', '<=', input.now - CHECK_INTERVAL_MS)]))
+    .where((eb) => (previous === null ? eb('last_check_at', 'is', null) : eb('last_check_at', '=', previous)))
     .returning('id')
     .executeTakeFirst();
-  if (claimed) return { granted: true };
-  // Read on the write connection, as when callers passed it: right behind the refused update, on
-  // the connection that refused it, so the wait matches the time that refused it.
-  const row = await database.write
-    .selectFrom('connections')
-    .select('last_check_at')
+  return claimed ? { granted: true, previous } : refused(await lastCheckAt());
+}
+
+/**
+ * Gives back a slot claimCheckSlot granted at `claimedAt` (the check wrote and sent nothing), if
+ * no later claim took it meanwhile: the connection's last check is the one before again.
+ */
+export async function releaseCheckSlot(
+  database: Database,
+  input: { id: string; claimedAt: number; previous: number | null },
+): Promise<void> {
+  await database.write
+    .updateTable('connections')
+    .set({ last_check_at: input.previous })
     .where('id', '=', input.id)
-    .executeTakeFirst();
-  const last = row?.last_check_at == null ? input.now : Number(row.last_check_at);
-  return { granted: false, waitMs: Math.max(1, last + CHECK_INTERVAL_MS - input.now) };
+    .where('last_check_at', '=', input.claimedAt)
+    .execute();
 }
 
 /** A connection with its project's slug (admin output). */

@@ -1,10 +1,11 @@
 /** Recording finished attempts: the attempt rows, the deliveries' new state and the cargo's status. */
-import { sql, type Transaction } from 'kysely';
+import { sql } from 'kysely';
 import { newId } from '../../domain/ids.js';
-import { type CargoStatus, movableFrom } from '../../domain/lifecycle.js';
 import { chunks, statementChunks } from '../chunks.js';
 import type { Database } from '../database.js';
-import type { DeliveryAttemptsTable, Schema } from '../schema.js';
+import type { DeliveryAttemptsTable } from '../schema.js';
+import { retryNowWhereConnectionGone } from './connection-deleted.js';
+import { settleCargoStatuses } from './settle-cargo.js';
 
 export type AttemptRecord = Omit<DeliveryAttemptsTable, 'id' | 'delivery_id' | 'attempt'>;
 
@@ -32,17 +33,20 @@ export async function recordAttempts(database: Database, finished: FinishedAttem
   // and the attempt ids made in one millisecond cost an increment, not new randomness.
   const now = Math.max(...finished.map((f) => f.now));
   await database.write.transaction().execute(async (tx) => {
-    const current = new Map<string, { cargo_id: string; attempts: number; locked_by: string | null; status: string }>();
+    const current = new Map<
+      string,
+      { cargo_id: string; channel: string; attempts: number; locked_by: string | null; status: string }
+    >();
     for (const part of chunks(finished.map((f) => f.deliveryId))) {
       const rows = await tx
         .selectFrom('deliveries')
-        .select(['id', 'cargo_id', 'attempts', 'locked_by', 'status'])
+        .select(['id', 'cargo_id', 'channel', 'attempts', 'locked_by', 'status'])
         .where('id', 'in', part)
         .$if(database.dialect === 'postgres', (qb) => qb.forUpdate())
         .execute();
       for (const row of rows) current.set(row.id, row);
     }
-    const accepted: { f: FinishedAttempt; delivery: { cargo_id: string; attempts: number } }[] = [];
+    const accepted: { f: FinishedAttempt; delivery: { cargo_id: string; channel: string; attempts: number } }[] = [];
     for (const f of finished) {
       const delivery = current.get(f.deliveryId);
       if (delivery && delivery.locked_by === f.workerId && delivery.status === 'pending')
@@ -109,50 +113,14 @@ export async function recordAttempts(database: Database, finished: FinishedAttem
           .execute();
       }
     }
+    // An attempt that was in flight while its connection was deleted: no retry can succeed.
+    const connectionRetries = accepted
+      .filter(({ f, delivery }) => f.verdict.kind === 'retry' && delivery.channel !== 'webhook')
+      .map(({ f }) => f.deliveryId);
+    if (connectionRetries.length > 0) await retryNowWhereConnectionGone(tx, database.dialect, connectionRetries, now);
     const ended = [
       ...new Set(accepted.filter(({ f }) => f.verdict.kind !== 'retry').map(({ delivery }) => delivery.cargo_id)),
     ];
     for (const part of chunks(ended)) await settleCargoStatuses(tx, database.dialect, part, now);
   });
-}
-
-/**
- * Moves each of these cargo whose deliveries have all ended to callback_failed (the latest
- * delivery of some channel failed; a successful redelivery supersedes a failed one) or
- * callback_delivered. On PostgreSQL the cargo rows are locked first, so the statement that checks
- * "nothing pending" runs with a snapshot taken after any redelivery that held them committed
- * (createRedelivery locks the row the same way): a redelivery is never overwritten.
- */
-async function settleCargoStatuses(
-  tx: Transaction<Schema>,
-  dialect: Database['dialect'],
-  cargoIds: string[],
-  now: number,
-): Promise<void> {
-  if (dialect === 'postgres') {
-    await tx.selectFrom('cargo').select('id').where('id', 'in', cargoIds).forUpdate().execute();
-  }
-  await tx
-    .updateTable('cargo')
-    .set({
-      updated_at: now,
-      status: sql<CargoStatus>`case when exists (
-        select 1 from deliveries d where d.cargo_id = cargo.id and d.status = 'failed' and not exists (
-          select 1 from deliveries n where n.cargo_id = d.cargo_id and n.channel = d.channel
-            and (n.created_at > d.created_at or (n.created_at = d.created_at and n.id > d.id))))
-        then 'callback_failed' else 'callback_delivered' end`,
-    })
-    .where('id', 'in', cargoIds)
-    .where('status', 'in', movableFrom('settle'))
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('deliveries as p')
-            .select('p.id')
-            .whereRef('p.cargo_id', '=', 'cargo.id')
-            .where('p.status', '=', 'pending'),
-        ),
-      ),
-    )
-    .execute();
 }
