@@ -1,4 +1,8 @@
-/** Wake-ups across processes on PostgreSQL (NOTIFY): new cargo for the batchers, stored results for the deliverers. */
+/**
+ * Wake-ups across processes on PostgreSQL (NOTIFY): new cargo for the batchers, stored results for
+ * the deliverers. A SQLite file needs none: a worker process sees another's commits itself
+ * (Database.listen).
+ */
 import { type CompiledQuery, sql } from 'kysely';
 import type { Database } from './database.js';
 
@@ -7,7 +11,7 @@ export const NEW_CARGO_CHANNEL = 'barge_new_cargo';
 
 /**
  * The NOTIFY for new cargo, as a statement of the transaction that inserts them (PostgreSQL sends
- * it at the commit that makes the rows visible); none on SQLite, whose workers share the process.
+ * it at the commit that makes the rows visible); none on SQLite.
  */
 export function newCargoNotice(database: Database): CompiledQuery[] {
   return database.dialect === 'postgres'
