@@ -19,11 +19,16 @@ export function newCargoNotice(database: Database): CompiledQuery[] {
     : [];
 }
 
-/** Results were stored (deliveries are due): delivery workers in other processes wake. */
+/** Deliveries are due (results were stored, a redelivery scheduled): delivery workers in other processes wake. */
 export const RESULTS_STORED_CHANNEL = 'barge_results_stored';
 
+/** The NOTIFY for due deliveries, as a statement of the transaction that makes them due. */
+export function resultsStoredNotice(database: Database): CompiledQuery[] {
+  return database.dialect === 'postgres'
+    ? [sql`select pg_notify(${RESULTS_STORED_CHANNEL}, '')`.compile(database.write)]
+    : [];
+}
+
 export async function notifyResultsStored(database: Database): Promise<void> {
-  if (database.dialect === 'postgres') {
-    await sql`select pg_notify(${RESULTS_STORED_CHANNEL}, '')`.execute(database.write);
-  }
+  for (const notice of resultsStoredNotice(database)) await database.write.executeQuery(notice);
 }

@@ -1,16 +1,19 @@
 /**
  * Workers wake for what other processes write (Database.listen), on every backend: a cargo loaded
  * through a `barge serve --role api` process is batched by a `--role worker` process at once, not
- * at the worker's idle poll (30 s on SQLite). On a SQLite file the write thread sees other
- * connections' commits (PRAGMA data_version), never its own.
+ * at the worker's idle poll (30 s on SQLite), and a redelivery `barge cargo redeliver` schedules
+ * is delivered at once. On a SQLite file the write thread sees other connections' commits
+ * (PRAGMA data_version), never its own.
  */
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import { createProject } from '../../src/store/admin/projects.js';
 import { openDatabase } from '../../src/store/database.js';
+import { RESULTS_STORED_CHANNEL } from '../../src/store/notify.js';
 import { createProjectWithKey, mockBody } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { serveHarness } from '../helpers/harness.js';
+import { startReceiver } from '../helpers/receiver.js';
 import { loadOverHttp } from '../helpers/serve.js';
 import { sleep, waitFor } from '../helpers/wait.js';
 
@@ -96,6 +99,61 @@ for (const backend of backendList) {
         (s) => s === 'completed',
         { timeoutMs: 10_000 },
       );
+    });
+
+    test('a redelivery the CLI schedules is delivered at once', async (t) => {
+      const receiver = await startReceiver();
+      try {
+        const { key } = await createProjectWithKey(h.db.database);
+        const cargoId = await loadOverHttp(
+          url,
+          key,
+          mockBody('deliver twice', { callback_url: `${receiver.url}/hook` }),
+        );
+        await waitFor(
+          'the first delivery',
+          () => statusOf(cargoId),
+          (s) => s === 'callback_delivered',
+          {
+            timeoutMs: 15_000,
+          },
+        );
+
+        // What wakes the worker, seen by one more listener: the worker's idle poll (5 s on
+        // PostgreSQL) could still meet the time bound below by chance, this could not.
+        let wakeUps = 0;
+        assert.ok(h.db.database.listen);
+        const unlisten = await h.db.database.listen({ [RESULTS_STORED_CHANNEL]: () => wakeUps++ });
+        let scheduled = 0;
+        try {
+          const cli = h.spawn(['cargo', 'redeliver', cargoId], {
+            BARGE_DATABASE_URL: h.db.url,
+            BARGE_LOG_LEVEL: 'warn',
+          });
+          assert.deepEqual(await cli.exited, { code: 0, signal: null }, cli.stderr);
+          scheduled = Date.now();
+          await waitFor(
+            'a wake-up for the redelivery',
+            () => wakeUps,
+            (n) => n > 0,
+            { timeoutMs: AT_ONCE_MS },
+          );
+        } finally {
+          await unlisten();
+        }
+        await waitFor(
+          'the second webhook',
+          () => receiver.received.length,
+          (n) => n === 2,
+          {
+            timeoutMs: AT_ONCE_MS,
+            intervalMs: 20,
+          },
+        );
+        t.diagnostic(`redelivered ${Date.now() - scheduled} ms after the CLI exited`);
+      } finally {
+        await receiver.close();
+      }
     });
   });
 }
