@@ -123,7 +123,7 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
     }
   }
   const log = (component: string) => logger.child({ component });
-  // With PostgreSQL, other processes wake workers by NOTIFY; the poll is only a safety net.
+  // Other processes' writes wake the workers (Database.listen); the poll is only a safety net.
   const idleMaxMs = deps.idleMaxMs ?? (database.dialect === 'postgres' ? 5_000 : 30_000);
   const workerId = config.pipeline.workerId ?? newWorkerId();
 
@@ -193,7 +193,8 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
     for (const worker of workers) worker.start();
     if (database.listen && pipeline && delivery) {
       const [p, d] = [pipeline, delivery];
-      // One connection for both channels.
+      // PostgreSQL: one connection for both channels; a SQLite file: any commit of another
+      // process (an API process's new cargo, the CLI's redelivery) wakes both.
       unlisten.push(
         await database.listen({ [NEW_CARGO_CHANNEL]: () => p.wake(), [RESULTS_STORED_CHANNEL]: () => d.wake() }),
       );

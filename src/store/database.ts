@@ -12,7 +12,7 @@ import {
 import pg from 'pg';
 import { type OutageEvent, OutageWatch } from './outage.js';
 import type { Schema } from './schema.js';
-import { writeThreadDialect } from './sqlite-write-thread.js';
+import { type WriteThread, writeThreadDialect } from './sqlite-write-thread.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -35,9 +35,12 @@ export interface Database {
   /** SQLite: the database file (its file system's free space is watched); null in memory and on PostgreSQL. */
   file: string | null;
   /**
-   * PostgreSQL only: calls the handler of a channel on every NOTIFY on it, from any process, over
-   * one dedicated connection for all the channels that reconnects by itself. Resolves to an
-   * unsubscribe function.
+   * Wakes a process's workers for what other processes wrote. PostgreSQL: calls the handler of a
+   * channel on every NOTIFY on it, from any process, over one dedicated connection for all the
+   * channels that reconnects by itself. A SQLite file: calls every handler within about 100 ms of
+   * a commit by another connection (another process, the CLI), whatever it wrote: SQLite has no
+   * channels (WriteThread.watch). Absent in memory and without the write thread (the CLI).
+   * Resolves to an unsubscribe function.
    */
   listen?: (handlers: Record<string, () => void>) => Promise<() => Promise<void>>;
   /** PostgreSQL only: calls the handler each time the database answers again after an outage. */
@@ -94,11 +97,20 @@ function openSqlite(path: string, writeThread: boolean): Database {
       : (statements) => inOneTransaction(write, statements),
     dialect: 'sqlite',
     file: path === ':memory:' ? null : path,
+    ...(thread ? { listen: async (handlers) => listenForCommits(thread, handlers) } : {}),
     close: async () => {
       if (write !== read) await write.destroy();
       await read.destroy();
     },
   };
+}
+
+/** Every handler, on each commit another connection made to the file; the unsubscribe function. */
+function listenForCommits(thread: WriteThread, handlers: Record<string, () => void>): () => Promise<void> {
+  const stop = thread.watch(() => {
+    for (const handler of Object.values(handlers)) handler();
+  });
+  return async () => stop();
 }
 
 /** Each statement after the one before, in one transaction. */

@@ -1,4 +1,8 @@
-/** Wake-ups across processes on PostgreSQL (NOTIFY): new cargo for the batchers, stored results for the deliverers. */
+/**
+ * Wake-ups across processes on PostgreSQL (NOTIFY): new cargo for the batchers, stored results for
+ * the deliverers. A SQLite file needs none: a worker process sees another's commits itself
+ * (Database.listen).
+ */
 import { type CompiledQuery, sql } from 'kysely';
 import type { Database } from './database.js';
 
@@ -7,7 +11,7 @@ export const NEW_CARGO_CHANNEL = 'barge_new_cargo';
 
 /**
  * The NOTIFY for new cargo, as a statement of the transaction that inserts them (PostgreSQL sends
- * it at the commit that makes the rows visible); none on SQLite, whose workers share the process.
+ * it at the commit that makes the rows visible); none on SQLite.
  */
 export function newCargoNotice(database: Database): CompiledQuery[] {
   return database.dialect === 'postgres'
@@ -15,11 +19,16 @@ export function newCargoNotice(database: Database): CompiledQuery[] {
     : [];
 }
 
-/** Results were stored (deliveries are due): delivery workers in other processes wake. */
+/** Deliveries are due (results were stored, a redelivery scheduled): delivery workers in other processes wake. */
 export const RESULTS_STORED_CHANNEL = 'barge_results_stored';
 
+/** The NOTIFY for due deliveries, as a statement of the transaction that makes them due. */
+export function resultsStoredNotice(database: Database): CompiledQuery[] {
+  return database.dialect === 'postgres'
+    ? [sql`select pg_notify(${RESULTS_STORED_CHANNEL}, '')`.compile(database.write)]
+    : [];
+}
+
 export async function notifyResultsStored(database: Database): Promise<void> {
-  if (database.dialect === 'postgres') {
-    await sql`select pg_notify(${RESULTS_STORED_CHANNEL}, '')`.execute(database.write);
-  }
+  for (const notice of resultsStoredNotice(database)) await database.write.executeQuery(notice);
 }

@@ -2,9 +2,9 @@
 /**
  * The SQLite write connection's thread (see sqlite-write-thread.ts): runs each compiled query it
  * is sent on its own connection and answers with the rows, or the row count and last rowid, and
- * runs a whole transaction sent as one script. Kept as CommonJS so the same file runs from src/
- * under tsx (which does not reach worker threads) and from dist/. One prepared statement per SQL
- * text, in a bounded cache.
+ * runs a whole transaction sent as one script; while watched, it says when another connection
+ * committed. Kept as CommonJS so the same file runs from src/ under tsx (which does not reach
+ * worker threads) and from dist/. One prepared statement per SQL text, in a bounded cache.
  */
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require('better-sqlite3');
@@ -61,6 +61,41 @@ function wrote() {
   lastWriteAt = Date.now();
   if (lastWriteAt - lastCheckpointAt >= CHECKPOINT_AT_LEAST_EVERY_MS) checkpoint();
   else if (!idleTimer) idleTimer = setTimeout(checkpointWhenIdle, CHECKPOINT_WHEN_IDLE_MS);
+}
+
+// Commits of other connections (another barge process on the file, the CLI), seen by this
+// connection's PRAGMA data_version, which changes with every commit but its own. The main
+// connection cannot tell: this thread's commits change its data_version too. The check is a read
+// of the WAL index in shared memory, a few microseconds; it runs while the main thread watches.
+// Why not fs.watch on the -wal file: it fires on this process's own writes and on checkpoints,
+// the file comes and goes with the last connection, and inotify does not cross network mounts.
+const WATCH_EVERY_MS = 100;
+const dataVersionQuery = db.prepare('pragma data_version').pluck();
+/** @type {NodeJS.Timeout | null} */
+let watchTimer = null;
+/** @type {number | null} */
+let dataVersion = null;
+
+function checkDataVersion() {
+  // Inside a transaction the value is the transaction's snapshot: the next check sees the change.
+  if (db.inTransaction) return;
+  try {
+    const version = /** @type {number} */ (dataVersionQuery.get());
+    if (dataVersion !== null && version !== dataVersion) port.postMessage({ changed: true });
+    dataVersion = version;
+  } catch {
+    // Tried again at the next tick.
+  }
+}
+
+/** @param {boolean} on */
+function watch(on) {
+  if (watchTimer) clearInterval(watchTimer);
+  watchTimer = null;
+  dataVersion = null;
+  if (!on) return;
+  checkDataVersion();
+  watchTimer = setInterval(checkDataVersion, WATCH_EVERY_MS);
 }
 
 /** @type {Map<string, import('better-sqlite3').Statement>} */
@@ -137,9 +172,14 @@ function runScript(message) {
   }
 }
 
-port.on('message', (/** @type {Query | Script | 'close'} */ message) => {
+port.on('message', (/** @type {Query | Script | 'close' | 'watch' | 'unwatch'} */ message) => {
+  if (message === 'watch' || message === 'unwatch') {
+    watch(message === 'watch');
+    return;
+  }
   if (message === 'close') {
     if (idleTimer) clearTimeout(idleTimer);
+    watch(false);
     db.close();
     port.close();
     return;

@@ -6,7 +6,8 @@
  * `BEGIN IMMEDIATE`, and one transaction or statement at a time holds the connection, as with
  * Kysely's own SqliteDriver. A query resolves after the thread ran it; COMMIT after it is durable.
  *
- * The thread starts on the first statement, so a process that never writes never pays for it.
+ * The thread starts on the first statement (or watch), so a process that never writes never pays
+ * for it.
  */
 import { Worker } from 'node:worker_threads';
 import {
@@ -28,13 +29,22 @@ export function writeThreadDialect(path: string, pragmas: readonly string[]): Wr
     createIntrospector: (db) => new SqliteIntrospector(db),
     createQueryCompiler: () => new SqliteQueryCompiler(),
     runScript: (queries) => driver.runScript(queries),
+    watch: (onChange) => driver.watch(onChange),
   };
 }
 
 /** The dialect, and a whole transaction sent to the thread in one message (Database.writeAll). */
 export interface WriteThread extends KyselyDialect {
   runScript(queries: readonly CompiledQuery[]): Promise<void>;
+  /**
+   * Calls `onChange` within about 100 ms of a commit by another connection to the file (another
+   * process, the CLI), never for this one's own; returns the function that stops it.
+   */
+  watch(onChange: () => void): () => void;
 }
+
+/** After the thread failed, a watch restarts it this much later (not in a tight loop). */
+const WATCH_RESTART_MS = 1_000;
 
 type Result = { rows: unknown[] } | { changes: number; lastInsertRowid: number | bigint };
 
@@ -63,6 +73,8 @@ class WriteThreadDriver implements Driver {
   private releases: (() => void)[] = [];
   private readonly connection: DatabaseConnection;
   private closed = false;
+  /** Called when another connection committed (watch). */
+  private readonly watchers = new Set<() => void>();
   /**
    * `pending`: a transaction has begun in Kysely's eyes and its BEGIN goes with the next
    * statement; `open`: the thread's connection is inside it.
@@ -152,6 +164,18 @@ class WriteThreadDriver implements Driver {
     }
   }
 
+  watch(onChange: () => void): () => void {
+    this.watchers.add(onChange);
+    if (this.watchers.size === 1 && !this.closed) {
+      if (this.worker) this.worker.postMessage('watch');
+      else this.start();
+    }
+    return () => {
+      this.watchers.delete(onChange);
+      if (this.watchers.size === 0) this.worker?.postMessage('unwatch');
+    };
+  }
+
   private async execute<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     const begin = this.transaction === 'pending';
     const reply = await this.post({ sql: query.sql, parameters: query.parameters, begin });
@@ -181,10 +205,14 @@ class WriteThreadDriver implements Driver {
       workerData: { path: this.path, pragmas: this.pragmas },
     });
     worker.unref();
-    worker.on('message', (reply: Reply) => this.settle(reply));
+    worker.on('message', (message: Reply | { changed: true }) => {
+      if ('changed' in message) for (const onChange of this.watchers) onChange();
+      else this.settle(message);
+    });
     worker.on('error', (err) => this.fail(err));
     worker.on('exit', (code) => this.fail(new Error(`SQLite write thread exited with code ${code}`)));
     this.worker = worker;
+    if (this.watchers.size > 0) worker.postMessage('watch');
     return worker;
   }
 
@@ -196,11 +224,21 @@ class WriteThreadDriver implements Driver {
     waiter.resolve(reply);
   }
 
-  /** The thread is gone: nothing in flight can be known to have run. The next statement restarts it. */
+  /**
+   * The thread is gone: nothing in flight can be known to have run. The next statement restarts
+   * it; a watch restarts it a second later by itself, and its watchers wake once for what
+   * committed while nothing watched.
+   */
   private fail(err: Error): void {
     this.worker = null;
     this.transaction = 'none';
     for (const waiter of this.pending.values()) waiter.reject(err);
     this.pending.clear();
+    if (this.closed || this.watchers.size === 0) return;
+    setTimeout(() => {
+      if (this.closed || this.watchers.size === 0) return;
+      if (!this.worker) this.start();
+      for (const onChange of this.watchers) onChange();
+    }, WATCH_RESTART_MS).unref();
   }
 }

@@ -2,7 +2,7 @@
 import { after, before } from 'node:test';
 import type { Config } from '../../src/config.js';
 import { type Clock, systemClock } from '../../src/domain/clock.js';
-import type { Service } from '../../src/service.js';
+import type { Role, Service } from '../../src/service.js';
 import { startTestApp, type TestApp } from './app.js';
 import type { Backend, TestDatabase } from './backends.js';
 import { testWorker } from './pipeline.js';
@@ -72,6 +72,8 @@ export interface ServeHarness {
    * mode with private callbacks allowed and svc-mock answering at once; `env` adds or overrides.
    */
   serveAll(env?: Record<string, string>): Promise<{ child: BargeProcess; url: string }>;
+  /** The same with another role: a worker listens nowhere (its url is null). */
+  serve(role: Role, env?: Record<string, string>): Promise<{ child: BargeProcess; url: string | null }>;
 }
 
 export function serveHarness(backend: Backend): ServeHarness {
@@ -97,7 +99,11 @@ export function serveHarness(backend: Backend): ServeHarness {
     },
     spawn,
     async serveAll(env = {}) {
-      const child = spawn(['serve', '--role', 'all', '--json'], {
+      const { child, url } = await harness.serve('all', env);
+      return { child, url: url as string };
+    },
+    async serve(role, env = {}) {
+      const child = spawn(['serve', '--role', role, '--json'], {
         BARGE_DATABASE_URL: harness.db.url,
         BARGE_ENV: 'production',
         BARGE_ALLOW_PRIVATE_CALLBACKS: 'true',
@@ -109,7 +115,7 @@ export function serveHarness(backend: Backend): ServeHarness {
         ...env,
       });
       const started = await child.started();
-      return { child, url: started.url as string };
+      return { child, url: started.url };
     },
   };
   return harness;

@@ -1,6 +1,7 @@
 /** Redelivery: a fresh delivery of a finished cargo on every channel it asked for, or why it is refused. */
 import { movableFrom } from '../../domain/lifecycle.js';
 import type { Database } from '../database.js';
+import { resultsStoredNotice } from '../notify.js';
 import type { DeliveryChannelName } from '../schema.js';
 import { insertDeliveries, requestedChannels } from './create.js';
 
@@ -57,6 +58,8 @@ export async function createRedelivery(
       .where('id', '=', cargoId)
       .where('status', 'in', movableFrom('redeliver'))
       .execute();
+    // Scheduled by the CLI, another process: the workers' deliveries wake at the commit.
+    for (const notice of resultsStoredNotice(database)) await tx.executeQuery(notice);
     return { channels };
   });
 }
