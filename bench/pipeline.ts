@@ -27,13 +27,15 @@
  *                                  [--rss] [--rss-n 1000000] [--rss-seconds 120]
  *                                  [--db postgres://...] [--cpu-prof DIR] [--no-build] [--cli PATH]
  *                                  [--node-options=--max-old-space-size=128]
- *                                  [--provider anthropic|openai]
+ *                                  [--provider anthropic|openai] [--projects 100]
  *        --provider: each drain run drains svc-mock and then the same N cargo routed to that
  *        provider, served by its wire-protocol emulator (test/helpers) on loopback with no latency
  *        (a batch ends at its first status poll); prints the provider's rate as a ratio of svc-mock's.
  *        The children run dist/src/cli/main.js, built first (`npm run build`; --no-build skips it),
  *        as an installed `barge` runs. --cli runs another entry point instead, e.g. another
  *        checkout's dist/src/cli/main.js or src/cli/main.ts (with tsx), to compare two versions.
+ *        --projects: the drain's N cargo belong to that many projects, seeded in turn (fair forming
+ *        takes each batch round robin across them); compare its rate with a run without it.
  * Env:   BENCH_PIPELINE_N, BENCH_PIPELINE_RUNS, BENCH_DATABASE_URL (flags win).
  * Exit:  1 when a run breaks or loses cargo; the goals are reported, not enforced.
  */
@@ -100,6 +102,8 @@ interface Options {
   nodeOptions: string[];
   /** Drain runs also drain through this provider's emulator. */
   provider: BenchProvider | null;
+  /** The drain's cargo belong to this many projects, in turn. */
+  projects: number;
 }
 
 type BenchProvider = 'anthropic' | 'openai';
@@ -122,6 +126,7 @@ function parseOptions(): Options {
       'no-build': { type: 'boolean', default: false },
       'node-options': { type: 'string' },
       provider: { type: 'string' },
+      projects: { type: 'string' },
     },
   });
   const provider = values.provider ?? 'mock';
@@ -145,6 +150,7 @@ function parseOptions(): Options {
     entry: entryPoint(values.cli, values['no-build'] === true),
     nodeOptions: (values['node-options'] ?? '').split(' ').filter(Boolean),
     provider: provider === 'mock' ? null : (provider as BenchProvider),
+    projects: bounded('projects', values.projects ?? '1', 1, 10_000),
   };
 }
 
@@ -259,12 +265,20 @@ async function createBenchProject(database: Database): Promise<{ projectId: stri
   return { projectId, key };
 }
 
-/** Inserts `n` pending cargo, SEED_CHUNK per transaction; returns the time it took. */
-async function insertPending(database: Database, projectId: string, n: number, route = MOCK_ROUTE): Promise<number> {
+/** Inserts `n` pending cargo, SEED_CHUNK per transaction, each of the projects in turn; returns the time it took. */
+async function insertPending(
+  database: Database,
+  projectIds: string | string[],
+  n: number,
+  route = MOCK_ROUTE,
+): Promise<number> {
+  const owners = typeof projectIds === 'string' ? [projectIds] : projectIds;
   const started = performance.now();
   for (let done = 0; done < n; done += SEED_CHUNK) {
     const now = Date.now();
-    const rows = Array.from({ length: Math.min(SEED_CHUNK, n - done) }, () => pendingRow(projectId, now, CARGO, route));
+    const rows = Array.from({ length: Math.min(SEED_CHUNK, n - done) }, (_, i) =>
+      pendingRow(owners[(done + i) % owners.length] as string, now, CARGO, route),
+    );
     await insertCargo(database, rows);
   }
   return performance.now() - started;
@@ -414,7 +428,9 @@ async function drainRun(options: Options, run: number, provider: BenchProvider |
 async function drainRunOn(options: Options, run: number, emulated: Emulated | null, label: string): Promise<DrainRun> {
   return withFreshDatabase(options.pgUrl, TEMP_PREFIX, async (bench) => {
     const { projectId } = await createBenchProject(bench.database);
-    const insertMs = await insertPending(bench.database, projectId, options.n, emulated?.route);
+    const others = [];
+    for (let i = 1; i < options.projects; i++) others.push(await benchProject(bench.database, Date.now(), `bench-${i}`));
+    const insertMs = await insertPending(bench.database, [projectId, ...others], options.n, emulated?.route);
     const profile = cpuProfFlags(options.cpuProfDir);
     const spawnedAt = performance.now();
     // Pending rows are all there at start: partial batches go at once, not after the provider's wait.
@@ -441,7 +457,7 @@ async function drainRunOn(options: Options, run: number, emulated: Emulated | nu
       workerBytesPerCargo,
     };
     log(
-      `drain #${run} (${label}): ${fmt(options.n)} cargo in ${result.drainS.toFixed(2)} s = ${fmt(result.rate)} cargo/s ` +
+      `drain #${run} (${label}${options.projects > 1 ? `, ${options.projects} projects` : ''}): ${fmt(options.n)} cargo in ${result.drainS.toFixed(2)} s = ${fmt(result.rate)} cargo/s ` +
         `(worker CPU ${workerCpuS.toFixed(1)} s, wrote ${(workerBytesPerCargo / 1024).toFixed(1)} KiB a cargo, ` +
         `peak RSS ${result.workerHwmMb.toFixed(0)} MiB; ` +
         `seeded in ${result.insertS.toFixed(1)} s, worker start ${result.startupS.toFixed(2)} s; load average ${loadavg()[0]?.toFixed(1)})`,

@@ -86,8 +86,8 @@ async function freshPostgres(pgUrl: string): Promise<BenchDatabase> {
 }
 
 /** Creates the run's project, `bench`; returns its id. */
-export async function benchProject(database: Database, now: number): Promise<string> {
-  const project = await createProject(database, 'bench', now);
+export async function benchProject(database: Database, now: number, slug = 'bench'): Promise<string> {
+  const project = await createProject(database, slug, now);
   if (project === 'slug_taken') throw new Error('fresh database already has a bench project');
   return project.id;
 }
