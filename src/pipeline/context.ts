@@ -33,7 +33,7 @@ export interface PipelineContext {
    * once (byte-budget.ts): memory follows these bounds, not the largest batches.
    */
   budgets: { submissions: ByteBudget; collections: ByteBudget };
-  /** The prices of a batch's (provider, provider model), for the cost of its results; null: none known. */
+  /** The prices of a cargo's model, for the cost of its result; null: none known. */
   prices: PriceLookup;
 }
 
