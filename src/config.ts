@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { type ModelCatalog, ModelCatalogError, type ProviderName, parseModelCatalog } from './domain/model-catalog.js';
+import { BUCKET_NAME_RULES, bucketNameProblem } from './domain/object-target.js';
 import { DEFAULT_RETRY_DELAYS_MS, parseRetryDelays } from './domain/retry-schedule.js';
 import { parseSecretKey } from './domain/secret-box.js';
 import { packageRoot } from './package-root.js';
@@ -441,9 +442,18 @@ function bedrockRoleArn(raw: string | undefined): string | null {
 /** `s3://bucket/prefix/`; the prefix is a folder, so a missing final `/` is added. */
 function bedrockS3Uri(raw: string | undefined): string | null {
   if (raw === undefined) return null;
-  const match = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(\/[A-Za-z0-9!_.*'()/-]*)?$/.exec(raw);
-  if (!match) {
-    throw new ConfigError('BARGE_BEDROCK_S3_URI', `must be an S3 URI such as s3://my-bucket/barge/, got '${raw}'`);
+  const fail = (problem: string): never => {
+    throw new ConfigError('BARGE_BEDROCK_S3_URI', `${problem}, got '${raw}'`);
+  };
+  const match = /^s3:\/\/([^/]*)(\/.*)?$/.exec(raw);
+  if (!match) return fail('must be an S3 URI such as s3://my-bucket/barge/');
+  const bucket = match[1] as string;
+  const problem = bucketNameProblem(bucket);
+  if (problem !== null) {
+    fail(`names the bucket '${bucket}', which is not a valid bucket name: ${problem} (${BUCKET_NAME_RULES})`);
+  }
+  if (!/^[A-Za-z0-9!_.*'()/-]*$/.test(match[2] ?? '')) {
+    fail("has a prefix with characters other than letters, digits and ! _ . * ' ( ) / -");
   }
   return raw.endsWith('/') ? raw : `${raw}/`;
 }

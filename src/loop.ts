@@ -34,7 +34,10 @@ export class Loop {
     readonly name: string,
     private readonly step: () => Promise<StepOutcome>,
     private readonly deps: { clock: Clock; log: Logger; metrics: Metrics; idleMaxMs: number },
-  ) {}
+  ) {
+    deps.metrics.zero('counter', 'barge_loop_errors_total', { loop: name });
+    deps.metrics.zero('histogram', 'barge_loop_step_seconds', { loop: name });
+  }
 
   start(): void {
     this.done ??= this.run();

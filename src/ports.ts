@@ -17,6 +17,12 @@ export const silentLogger: Logger = { info() {}, warn() {}, error() {} };
 export interface Metrics {
   count(name: string, labels?: Record<string, string>, by?: number): void;
   observe(name: string, value: number, labels?: Record<string, string>): void;
+  /**
+   * Makes a counter's or a histogram's series for these labels exist at 0 before its first event:
+   * a series that appears only when something first happens leaves the alerts and dashboards
+   * written against it with nothing to read until then.
+   */
+  zero(kind: 'counter' | 'histogram', name: string, labels: Record<string, string>): void;
 }
 
-export const noMetrics: Metrics = { count() {}, observe() {} };
+export const noMetrics: Metrics = { count() {}, observe() {}, zero() {} };

@@ -8,7 +8,7 @@ import { awsDeliveryDeps } from './delivery/aws/connection-access.js';
 import { buildChannels, delivererSettings } from './delivery/registry.js';
 import { DeliveryWorker } from './delivery/worker.js';
 import { type Clock, systemClock } from './domain/clock.js';
-import { pricesForRoute } from './domain/model-catalog.js';
+import { pricesForCargo } from './domain/model-catalog.js';
 import type { PriceLookup } from './domain/usage.js';
 import { buildApp, buildProbeServer } from './http/app.js';
 import { smtpMailer } from './mail/mailer.js';
@@ -168,8 +168,8 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
           submissions: new ProviderBudgets(DEFAULT_BUDGET_BYTES),
           collections: new ProviderBudgets(DEFAULT_BUDGET_BYTES),
         },
-        // Results are costed at the catalog's batch prices of the batch's route (svc-mock: 0).
-        prices: deps.prices ?? ((provider, model) => pricesForRoute(config.models, provider, model)),
+        // Results are costed at the catalog's prices of the id each cargo was submitted as (svc-mock: 0).
+        prices: deps.prices ?? ((cargo) => pricesForCargo(config.models, cargo)),
       },
       {
         idleMaxMs,

@@ -6,6 +6,7 @@
  * the policy chooses or an attempt runs; leases are renewed while held (lease-renewal.ts).
  */
 import type { Clock } from '../domain/clock.js';
+import { type AttemptMetrics, attemptMetrics } from '../metrics/delivery-metrics.js';
 import type { Logger, Metrics } from '../ports.js';
 import type { Database } from '../store/database.js';
 import {
@@ -39,7 +40,7 @@ export interface DelivererDeps {
   clock: Clock;
   workerId: string;
   log: Logger;
-  /** Attempts counted by channel and outcome, and timed (`barge_delivery_attempts_total`). */
+  /** Attempts counted by channel, outcome and verdict, and timed (src/metrics/delivery-metrics.ts). */
   metrics: Metrics;
   channels: ReadonlyMap<string, DeliveryChannel>;
   settings: DelivererSettings;
@@ -75,6 +76,7 @@ export class Deliverer {
   private readonly running = new Set<Promise<void>>();
   private readonly recorder: GroupCommitWriter<FinishedAttempt>;
   private readonly leases: LeaseRenewal;
+  private readonly attempts: AttemptMetrics;
   /** The last step ran out of room: the next finished attempt wakes the loop. */
   private roomExhausted = false;
   /**
@@ -95,6 +97,7 @@ export class Deliverer {
       { intervalMs: 0, maxRows: RECORD_GROUP },
     );
     this.leases = new LeaseRenewal({ ...deps, leaseMs: settings.leaseMs });
+    this.attempts = attemptMetrics(deps.metrics, deps.channels.keys());
   }
 
   /** One scheduling pass: starts what is due and has room; does not wait for the attempts. */
@@ -220,15 +223,12 @@ export class Deliverer {
         dispatched,
       );
       const { outcome } = dispatched;
-      const labels = {
-        channel: held.channel.name,
-        outcome: outcome.kind === 'delivered' ? 'delivered' : outcome.errorClass,
-        verdict: verdict.kind,
-      };
-      deps.metrics.count('barge_delivery_attempts_total', labels);
-      deps.metrics.observe('barge_delivery_attempt_seconds', dispatched.durationMs / 1000, {
-        channel: held.channel.name,
-      });
+      this.attempts.attempted(
+        held.channel.name,
+        outcome.kind === 'delivered' ? 'delivered' : outcome.errorClass,
+        verdict.kind,
+        dispatched.durationMs / 1000,
+      );
       if (verdict.kind === 'retry') {
         // Only now is the retry's due time in the database: a step that ran before this commit (a
         // freed slot wakes one at once) planned its sleep without it.

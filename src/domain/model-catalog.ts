@@ -193,14 +193,32 @@ export function entryForRoute(
   );
 }
 
+/** A stored cargo's model: the id it was submitted as, and where routing sent it. */
+export interface CargoModel {
+  model: string;
+  provider: string;
+  providerModel: string;
+}
+
 /**
- * The prices of what a cargo routed to (provider, providerModel) ran on: svc-mock's are zero; null
- * when the catalog has none for it.
+ * The prices a model is billed at, from its catalog entry: none but svc-mock's zeros on the mock
+ * provider (svc-mock is never billed, whatever prices an entry routed to it gives); otherwise the
+ * entry's own, null when it gives none or there is no entry.
  */
-export function pricesForRoute(catalog: ModelCatalog, provider: string, providerModel: string): ModelPrices | null {
-  const prices = entryForRoute(catalog, provider, providerModel)?.prices;
-  if (prices) return prices;
-  return provider === 'mock' ? MOCK_PRICES : null;
+export function billedPrices(provider: string, entry: CatalogEntry | null | undefined): ModelPrices | null {
+  if (provider === 'mock') return MOCK_PRICES;
+  return entry?.prices ?? null;
+}
+
+/**
+ * The prices a stored cargo is costed at. Prices belong to the catalog id it was submitted as,
+ * never to its route's model name, which several ids may share (and one batch then carries cargo
+ * of each); a provider-qualified name or ARN takes those of the entry with that route, as routing
+ * does (model-routing.ts).
+ */
+export function pricesForCargo(catalog: ModelCatalog, cargo: CargoModel): ModelPrices | null {
+  const entry = catalogEntry(catalog, cargo.model) ?? entryForRoute(catalog, cargo.provider, cargo.providerModel);
+  return billedPrices(cargo.provider, entry);
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -16,15 +16,25 @@ export const KEY_PREFIX_MAX_BYTES = MAX_KEY_BYTES - LONGEST_NAME;
 
 const BUCKET_ARN = /^arn:aws:s3:::([^/]*)$/;
 
-/** S3 general-purpose bucket naming rules (3–63 characters, lowercase, no IP-address form). */
-export function isValidBucketName(name: string): boolean {
-  if (name.length < 3 || name.length > 63) return false;
-  if (!/^[a-z0-9][a-z0-9.-]*[a-z0-9]$/.test(name)) return false;
-  if (name.includes('..') || name.includes('.-') || name.includes('-.')) return false;
-  if (/^\d+\.\d+\.\d+\.\d+$/.test(name)) return false;
-  if (/^(xn--|sthree-|amzn-s3-demo-)/.test(name)) return false;
-  if (/(-s3alias|--ol-s3|--x-s3|--table-s3)$/.test(name)) return false;
-  return true;
+/** What S3's general-purpose bucket naming rules say in one line, for messages. */
+export const BUCKET_NAME_RULES =
+  'S3 bucket names are 3-63 lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit';
+
+/** Why `name` breaks S3's general-purpose bucket naming rules, or null when it keeps them. */
+export function bucketNameProblem(name: string): string | null {
+  if (name.length < 3 || name.length > 63) return `it is ${name.length} character${name.length === 1 ? '' : 's'} long`;
+  if (!/^[a-z0-9.-]+$/.test(name)) return 'it has characters other than lowercase letters, digits, dots and hyphens';
+  if (!/^[a-z0-9].*[a-z0-9]$/.test(name)) return 'it does not start and end with a letter or digit';
+  if (name.includes('..') || name.includes('.-') || name.includes('-.')) {
+    return 'it has two dots in a row or a dot beside a hyphen';
+  }
+  if (/^\d+\.\d+\.\d+\.\d+$/.test(name)) return 'it is written as an IP address';
+  if (/^(xn--|sthree-|amzn-s3-demo-)/.test(name))
+    return 'it starts with a prefix S3 reserves (xn--, sthree-, amzn-s3-demo-)';
+  if (/(-s3alias|--ol-s3|--x-s3|--table-s3)$/.test(name)) {
+    return 'it ends with a suffix S3 reserves (-s3alias, --ol-s3, --x-s3, --table-s3)';
+  }
+  return null;
 }
 
 /** The bucket name of `arn:aws:s3:::<bucket>`, or why the ARN is not one (a key path is refused). */
@@ -36,7 +46,7 @@ export function parseBucketArn(arn: string): { bucket: string } | { problem: str
       : { problem: 'must be a bucket ARN of the form arn:aws:s3:::<bucket>' };
   }
   const bucket = match[1] as string;
-  if (!isValidBucketName(bucket)) {
+  if (bucketNameProblem(bucket) !== null) {
     return {
       problem: `names '${bucket}', which is not a valid bucket name (3-63 lowercase letters, digits, dots and hyphens)`,
     };

@@ -4,10 +4,10 @@
  * covers. Pure: the collector, the store query and GET /usage all count with these.
  */
 import { DAY_MS } from './clock.js';
-import type { ModelPrices } from './model-catalog.js';
+import type { CargoModel, ModelPrices } from './model-catalog.js';
 
-/** The prices of the model a provider knows as `providerModel` (the catalog's), or null when none are known. */
-export type PriceLookup = (provider: string, providerModel: string) => ModelPrices | null;
+/** The prices a cargo's results are costed at (model-catalog.ts, pricesForCargo), or null when none are known. */
+export type PriceLookup = (cargo: CargoModel) => ModelPrices | null;
 
 export interface Tokens {
   inputTokens: number;

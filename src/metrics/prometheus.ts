@@ -1,6 +1,6 @@
 /**
- * The Metrics port on prom-client: a counter or histogram per name, made on first use with the
- * label names of that use (a name keeps its labels). Durations (`*_seconds`) get prom-client's
+ * The Metrics port on prom-client: a counter or histogram per name, made on first use (or when
+ * zeroed) with the label names of that use (a name keeps its labels). Durations (`*_seconds`) get prom-client's
  * default buckets, sizes powers of four. The registry also carries Node's own metrics (event-loop
  * lag, memory, GC) and the gauges the service registers (queue depths read from the store).
  */
@@ -26,29 +26,39 @@ export function prometheusMetrics(): PrometheusMetrics {
   const counters = new Map<string, Counter>();
   const histograms = new Map<string, Histogram>();
   const help = (name: string) => name.replace(/^barge_/, '').replaceAll('_', ' ');
+  const counter = (name: string, labels: Record<string, string>) => {
+    let made = counters.get(name);
+    if (!made) {
+      made = new Counter({ name, help: help(name), labelNames: Object.keys(labels), registers: [registry] });
+      counters.set(name, made);
+    }
+    return made;
+  };
+  const histogram = (name: string, labels: Record<string, string>) => {
+    let made = histograms.get(name);
+    if (!made) {
+      made = new Histogram({
+        name,
+        help: help(name),
+        labelNames: Object.keys(labels),
+        ...(name.endsWith('_seconds') ? {} : { buckets: SIZE_BUCKETS }),
+        registers: [registry],
+      });
+      histograms.set(name, made);
+    }
+    return made;
+  };
   return {
     registry,
     count(name, labels = {}, by = 1) {
-      let counter = counters.get(name);
-      if (!counter) {
-        counter = new Counter({ name, help: help(name), labelNames: Object.keys(labels), registers: [registry] });
-        counters.set(name, counter);
-      }
-      counter.inc(labels, by);
+      counter(name, labels).inc(labels, by);
     },
     observe(name, value, labels = {}) {
-      let histogram = histograms.get(name);
-      if (!histogram) {
-        histogram = new Histogram({
-          name,
-          help: help(name),
-          labelNames: Object.keys(labels),
-          ...(name.endsWith('_seconds') ? {} : { buckets: SIZE_BUCKETS }),
-          registers: [registry],
-        });
-        histograms.set(name, histogram);
-      }
-      histogram.observe(labels, value);
+      histogram(name, labels).observe(labels, value);
+    },
+    zero(kind, name, labels) {
+      if (kind === 'counter') counter(name, labels).inc(labels, 0);
+      else histogram(name, labels).zero(labels);
     },
     gauge(name, gaugeHelp, labelNames, collect) {
       new Gauge({

@@ -2,14 +2,23 @@
 import type { Metrics } from '../ports.js';
 import type { Provider } from '../providers/provider.js';
 
+/** Every call of the Provider interface, as the `call` label names it (README, "Metrics"). */
+export const PROVIDER_CALLS = ['submit', 'find_submitted', 'status', 'results', 'cancel', 'cleanup', 'check'] as const;
+type ProviderCall = (typeof PROVIDER_CALLS)[number];
+
 /**
  * A provider with every call timed and every failure counted (`barge_provider_call_seconds`,
  * `barge_provider_errors_total`, labelled by provider and call): one decorator for every adapter,
  * so no adapter carries metrics code. A results stream is timed from the call to its last item.
+ * Both exist at 0 for every call from the start.
  */
 export function withProviderMetrics(provider: Provider, metrics: Metrics): Provider {
-  const labels = (call: string) => ({ provider: provider.name, call });
-  const timed = async <T>(call: string, run: () => Promise<T>): Promise<T> => {
+  const labels = (call: ProviderCall) => ({ provider: provider.name, call });
+  for (const call of PROVIDER_CALLS) {
+    metrics.zero('counter', 'barge_provider_errors_total', labels(call));
+    metrics.zero('histogram', 'barge_provider_call_seconds', labels(call));
+  }
+  const timed = async <T>(call: ProviderCall, run: () => Promise<T>): Promise<T> => {
     const started = performance.now();
     try {
       return await run();

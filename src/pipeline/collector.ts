@@ -33,7 +33,7 @@ const FLUSH_EVERY = 2000;
  * Streams an ended job's results into the mailbox. Plain cargo get their result as it arrives;
  * a `records` cargo's per-record results are staged and assembled in input order at the end. Cargo
  * the provider returned nothing for fail. Safe to run again after a crash: stored results stay.
- * Each result keeps its tokens and their cost at the batch's prices (ctx.prices); what padding
+ * Each result keeps its tokens and their cost at its cargo's prices (ctx.prices); what padding
  * requests used goes on the batch, never on a project.
  *
  */
@@ -62,7 +62,7 @@ async function collect(
   const plain: NewResult[] = [];
   const staged: StagedRecord[] = [];
   const seen = new Set<string>();
-  const prices = ctx.prices(batch.provider, batch.provider_model);
+  const prices = cargoPrices(ctx, batch);
   const padding = { tokens: NO_TOKENS };
 
   let leaseUntil = batch.locked_until ?? 0;
@@ -94,7 +94,7 @@ async function collect(
       if (cargo.isRecords) {
         plain.push(await assembleRecordsCargo(ctx, cargo, missing, prices));
       } else if (!seen.has(cargo.id)) {
-        plain.push(newResult(cargo, false, null, missing, usageOf(prices, NO_TOKENS)));
+        plain.push(newResult(cargo, false, null, missing, usageOf(prices(cargo), NO_TOKENS)));
       }
       if (plain.length >= FLUSH_EVERY) await flush();
       else if (slices.due) await slices.pause();
@@ -119,8 +119,8 @@ interface Collection {
   staged: StagedRecord[];
   seen: Set<string>;
   flush: () => Promise<void>;
-  /** The batch's prices, or null when none are known. */
-  prices: ModelPrices | null;
+  /** A cargo's prices, or null when none are known. */
+  prices: CargoPrices;
   /** What the padding requests used, summed as their results arrive. */
   padding: { tokens: Tokens };
 }
@@ -163,7 +163,9 @@ async function collectInto(
       });
     } else if (!cargo.isRecords) {
       seen.add(cargo.id);
-      plain.push(newResult(cargo, outcome.success, outcome.responseJson, outcome.error, usageOf(prices, tokens)));
+      plain.push(
+        newResult(cargo, outcome.success, outcome.responseJson, outcome.error, usageOf(prices(cargo), tokens)),
+      );
     }
     if (plain.length + staged.length >= FLUSH_EVERY) await flush();
     else if (slices.due) await slices.pause();
@@ -193,6 +195,25 @@ class ChunkWriter {
   settle(): Promise<void> {
     return this.inFlight;
   }
+}
+
+type CargoPrices = (cargo: AwaitingCargo) => ModelPrices | null;
+
+/**
+ * The prices of a batch's cargo, by the model id each was submitted as: the cargo of one batch
+ * share a route, not always an id (two catalog ids may route to one provider model), and prices
+ * belong to the id. Looked up once per id.
+ */
+export function cargoPrices(ctx: PipelineContext, batch: BatchRow): CargoPrices {
+  const byModel = new Map<string, ModelPrices | null>();
+  return ({ model }) => {
+    let prices = byModel.get(model);
+    if (prices === undefined) {
+      prices = ctx.prices({ model, provider: batch.provider, providerModel: batch.provider_model });
+      byModel.set(model, prices);
+    }
+    return prices;
+  };
 }
 
 /** What a cargo (or record) the provider returned nothing for fails with. */
@@ -235,7 +256,7 @@ async function assembleRecordsCargo(
   ctx: PipelineContext,
   cargo: AwaitingCargo,
   missing: string,
-  prices: ModelPrices | null,
+  prices: CargoPrices,
 ): Promise<NewResult> {
   const { requests } = JSON.parse(await cargoRequest(ctx.database, cargo.id)) as { requests: { recordId: string }[] };
   const staged = new Map((await stagedRecordResults(ctx.database, cargo.id)).map((r) => [r.recordIndex, r]));
@@ -249,5 +270,11 @@ async function assembleRecordsCargo(
     return withRecordId(request.recordId, body);
   });
   const assembled = assembleRecords(bodies, failed);
-  return newResult(cargo, assembled.success, assembled.responseJson, assembled.errorMessage, usageOf(prices, tokens));
+  return newResult(
+    cargo,
+    assembled.success,
+    assembled.responseJson,
+    assembled.errorMessage,
+    usageOf(prices(cargo), tokens),
+  );
 }

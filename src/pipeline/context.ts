@@ -35,7 +35,7 @@ export interface PipelineContext {
    * once, per provider (byte-budget.ts): memory follows these bounds, not the largest batches.
    */
   budgets: { submissions: ProviderBudgets; collections: ProviderBudgets };
-  /** The prices of a batch's (provider, provider model), for the cost of its results; null: none known. */
+  /** The prices of a cargo's model, for the cost of its result; null: none known. */
   prices: PriceLookup;
 }
 

@@ -4,17 +4,17 @@ import type { BatchRow } from '../store/batches/due.js';
 import { markBatchEnded } from '../store/batches/reschedule.js';
 import { cargoAwaitingResults } from '../store/results/awaiting.js';
 import { storeResults } from '../store/results/store.js';
-import { newResult } from './collector.js';
+import { cargoPrices, newResult } from './collector.js';
 import { countCargoMoves, type PipelineContext } from './context.js';
 
 export async function failBatch(ctx: PipelineContext, batch: BatchRow, message: string): Promise<void> {
   const awaiting = await cargoAwaitingResults(ctx.database, batch.id);
-  const prices = ctx.prices(batch.provider, batch.provider_model);
+  const prices = cargoPrices(ctx, batch);
   const moved = await storeResults(
     ctx.database,
     { batchId: batch.id, workerId: ctx.workerId },
     // A request that never ran used nothing.
-    awaiting.map((c) => newResult(c, false, null, message, usageOf(prices, NO_TOKENS))),
+    awaiting.map((c) => newResult(c, false, null, message, usageOf(prices(c), NO_TOKENS))),
     ctx.clock.now(),
   );
   countCargoMoves(ctx.metrics, batch, moved);

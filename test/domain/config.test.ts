@@ -243,6 +243,50 @@ describe('providers', () => {
     assertRejects({ ...both, BARGE_BEDROCK_S3_URI: 'https://barge-batches.s3.amazonaws.com/' }, 'BARGE_BEDROCK_S3_URI');
   });
 
+  test('a BARGE_BEDROCK_S3_URI whose bucket name S3 would refuse is refused saying the bucket name is why', () => {
+    const role = { BARGE_BEDROCK_ROLE_ARN: 'arn:aws:iam::123456789012:role/barge-bedrock' };
+    const message = (uri: string) => {
+      try {
+        loadConfig({ ...role, BARGE_BEDROCK_S3_URI: uri });
+      } catch (err) {
+        assert.ok(err instanceof ConfigError, String(err));
+        return err.message;
+      }
+      return assert.fail(`${uri} was accepted`);
+    };
+    const rules =
+      '(S3 bucket names are 3-63 lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit)';
+    assert.equal(
+      message('s3://b/p/'),
+      `Invalid configuration: BARGE_BEDROCK_S3_URI names the bucket 'b', which is not a valid bucket name: it is 1 character long ${rules}, got 's3://b/p/'`,
+    );
+    const why: [string, string][] = [
+      [`s3://${'a'.repeat(64)}/`, 'it is 64 characters long'],
+      ['s3://Barge-Batches/in/', 'it has characters other than lowercase letters, digits, dots and hyphens'],
+      ['s3://barge_batches/', 'it has characters other than lowercase letters, digits, dots and hyphens'],
+      ['s3://-barge/', 'it does not start and end with a letter or digit'],
+      ['s3://barge..batches/', 'it has two dots in a row or a dot beside a hyphen'],
+      ['s3://192.168.1.10/', 'it is written as an IP address'],
+      ['s3://xn--barge/', 'it starts with a prefix S3 reserves'],
+      ['s3://barge-s3alias/', 'it ends with a suffix S3 reserves'],
+    ];
+    for (const [uri, reason] of why) {
+      const text = message(uri);
+      assert.ok(
+        text.includes(`names the bucket '${uri.slice(5).split('/')[0]}', which is not a valid bucket name: ${reason}`),
+        text,
+      );
+      assert.ok(text.includes(rules), text);
+    }
+    assert.match(message('s3:///p/'), /names the bucket '', which is not a valid bucket name: it is 0 characters long/);
+    assert.match(message('s3://barge-batches/in?x=1'), /has a prefix with characters other than letters, digits/);
+    assert.match(
+      message('https://barge-batches.s3.amazonaws.com/'),
+      /must be an S3 URI such as s3:\/\/my-bucket\/barge\//,
+    );
+    assert.equal(loadConfig({ ...role, BARGE_BEDROCK_S3_URI: 's3://abc' }).providers.bedrock?.s3Uri, 's3://abc/');
+  });
+
   test('Bedrock limits: minimum and maximum records per job and jobs in progress, the maximum never below the minimum', () => {
     const both = { BARGE_BEDROCK_ROLE_ARN: 'arn:aws:iam::123456789012:role/r', BARGE_BEDROCK_S3_URI: 's3://bkt/p/' };
     const set = loadConfig({

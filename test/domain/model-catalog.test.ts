@@ -1,4 +1,4 @@
-/** The model catalog: parsing and its refusals, the shipped catalog, and prices by route. */
+/** The model catalog: parsing and its refusals, the shipped catalog, and the prices a cargo is costed at. */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
@@ -7,7 +7,7 @@ import {
   MOCK_PRICES,
   ModelCatalogError,
   parseModelCatalog,
-  pricesForRoute,
+  pricesForCargo,
 } from '../../src/domain/model-catalog.js';
 
 const sonnet = {
@@ -130,23 +130,55 @@ describe('parseModelCatalog', () => {
   });
 });
 
-describe('pricesForRoute', () => {
+describe('pricesForCargo', () => {
+  const priced = (batch_input: number) => ({
+    input: 2 * batch_input,
+    output: 4 * batch_input,
+    batch_input,
+    batch_output: 2 * batch_input,
+  });
   const catalog = parseModelCatalog(
-    text([sonnet, { id: 'bare', routes: [{ provider: 'openai', model: 'bare-1' }] }]),
+    text([
+      sonnet,
+      { id: 'bare', routes: [{ provider: 'openai', model: 'bare-1' }] },
+      { id: 'shared-a', routes: [{ provider: 'openai', model: 'shared-1' }], prices_usd_per_mtok: priced(1) },
+      { id: 'shared-b', routes: [{ provider: 'openai', model: 'shared-1' }], prices_usd_per_mtok: priced(5) },
+      { id: 'mock-priced', routes: [{ provider: 'mock', model: 'svc-mock' }], prices_usd_per_mtok: priced(1) },
+    ]),
     'm.json',
   );
+  const cargo = (model: string, provider: string, providerModel: string) =>
+    pricesForCargo(catalog, { model, provider, providerModel });
 
-  test('finds an entry by any of its routes', () => {
-    assert.deepEqual(pricesForRoute(catalog, 'anthropic', 'claude-sonnet-4-5-20250929'), sonnet.prices_usd_per_mtok);
+  test("a catalog id's own prices, whichever of its routes it took", () => {
+    const { prices_usd_per_mtok } = sonnet;
+    assert.deepEqual(cargo('claude-sonnet-4-5', 'anthropic', 'claude-sonnet-4-5-20250929'), prices_usd_per_mtok);
     assert.deepEqual(
-      pricesForRoute(catalog, 'bedrock', 'us.anthropic.claude-sonnet-4-5-20250929-v1:0'),
-      sonnet.prices_usd_per_mtok,
+      cargo('claude-sonnet-4-5', 'bedrock', 'us.anthropic.claude-sonnet-4-5-20250929-v1:0'),
+      prices_usd_per_mtok,
     );
   });
 
-  test('null for a route the catalog does not have or prices it does not give; svc-mock is free', () => {
-    assert.equal(pricesForRoute(catalog, 'openai', 'claude-sonnet-4-5-20250929'), null);
-    assert.equal(pricesForRoute(catalog, 'openai', 'bare-1'), null);
-    assert.deepEqual(pricesForRoute(catalog, 'mock', 'svc-mock'), MOCK_PRICES);
+  test('two ids routed to one provider model keep their own prices', () => {
+    assert.deepEqual(cargo('shared-a', 'openai', 'shared-1'), priced(1));
+    assert.deepEqual(cargo('shared-b', 'openai', 'shared-1'), priced(5));
+  });
+
+  test('a provider-qualified name takes the prices of the entry with its route', () => {
+    assert.deepEqual(
+      cargo('anthropic/claude-sonnet-4-5-20250929', 'anthropic', 'claude-sonnet-4-5-20250929'),
+      sonnet.prices_usd_per_mtok,
+    );
+    assert.equal(cargo('openai/claude-sonnet-4-5-20250929', 'openai', 'claude-sonnet-4-5-20250929'), null);
+  });
+
+  test('null where the catalog gives no prices', () => {
+    assert.equal(cargo('bare', 'openai', 'bare-1'), null);
+    assert.equal(cargo('openai/gpt-unlisted', 'openai', 'gpt-unlisted'), null);
+  });
+
+  test('the mock provider is never billed: svc-mock, and an id routed to it whatever its prices', () => {
+    assert.deepEqual(cargo('svc-mock', 'mock', 'svc-mock'), MOCK_PRICES);
+    assert.deepEqual(cargo('mock-priced', 'mock', 'svc-mock'), MOCK_PRICES);
   });
 });

@@ -1,14 +1,15 @@
 /**
  * GET /metrics in the Prometheus text format: behind BARGE_METRICS_TOKEN when it is set, with the
  * API's counters and the store's queue gauges; a `--role worker` process serves its own (provider
- * calls, cargo moves) on BARGE_METRICS_PORT.
+ * calls, cargo moves) on BARGE_METRICS_PORT; and a freshly started `barge serve` already has a
+ * series at 0 for every known label combination of its counters and histograms.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ManualClock } from '../../src/domain/clock.js';
 import { createProjectWithKey, mockBody } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
-import { harness } from '../helpers/harness.js';
+import { harness, serveHarness } from '../helpers/harness.js';
 
 const TOKEN = 'scrape-token-0123456789';
 
@@ -74,6 +75,44 @@ for (const backend of await backends()) {
       assert.equal(sample(text, 'barge_batches', { provider: 'mock', state: 'processing' }), undefined);
       const health = await fetch(`${worker.url}/health`);
       assert.equal(health.status, 200);
+    });
+  });
+}
+
+/** What README's metrics table promises a process running workers has from its start. */
+const PROVIDER_CALLS = ['submit', 'find_submitted', 'status', 'results', 'cancel', 'cleanup', 'check'];
+const LOOPS = ['batcher', 'batches', 'purger', 'deliveries', 'outbox'];
+const CHANNELS = ['webhook', 'object_store', 'sqs', 'sns', 'eventbridge'];
+
+for (const backend of await backends({ childProcesses: true })) {
+  describe(`metrics of a freshly started barge serve on ${backend.name}`, () => {
+    const s = serveHarness(backend);
+
+    test('every counter and histogram with a known label set has its series at 0 before anything happens', async () => {
+      const { url } = await s.serveAll({ BARGE_METRICS_TOKEN: TOKEN });
+      const res = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      assert.equal(res.status, 200);
+      const text = await res.text();
+      const missing: string[] = [];
+      const expectZero = (name: string, labels: Record<string, string>) => {
+        if (sample(text, name, labels) !== 0) missing.push(`${name}${JSON.stringify(labels)}`);
+      };
+      const expectPresent = (name: string, labels: Record<string, string>) => {
+        if (sample(text, name, labels) === undefined) missing.push(`${name}${JSON.stringify(labels)}`);
+      };
+      for (const call of PROVIDER_CALLS) {
+        expectZero('barge_provider_errors_total', { provider: 'mock', call });
+        expectPresent('barge_provider_call_seconds_count', { provider: 'mock', call });
+      }
+      for (const loop of LOOPS) {
+        expectZero('barge_loop_errors_total', { loop });
+        expectPresent('barge_loop_step_seconds_count', { loop });
+      }
+      for (const channel of CHANNELS) {
+        expectZero('barge_delivery_attempts_total', { channel, outcome: 'delivered', verdict: 'delivered' });
+        expectZero('barge_delivery_attempt_seconds_count', { channel });
+      }
+      assert.deepEqual(missing, [], 'series missing (or not 0) right after start');
     });
   });
 }

@@ -78,6 +78,12 @@ for (const backend of await backends()) {
               max_output_tokens: 100,
               prices_usd_per_mtok: { input: 1, output: 2, batch_input: 0.5, batch_output: 1 },
             },
+            // Prices on an id routed to the mock provider: neither it nor svc-mock is billed.
+            {
+              id: 'house-mock',
+              routes: [{ provider: 'mock', model: 'svc-mock' }],
+              prices_usd_per_mtok: { input: 3, output: 15, batch_input: 1.5, batch_output: 7.5 },
+            },
           ],
         }),
       );
@@ -301,13 +307,14 @@ for (const backend of await backends()) {
     });
 
     test('BARGE_MODELS_FILE replaces the shipped catalog: its models, limits and prices, and nothing else', async () => {
+      const free = { input: 0, output: 0, batch_input: 0, batch_output: 0 };
       assert.deepEqual(await models(custom), [
         {
           id: 'svc-mock',
           provider: 'mock',
           provider_model: 'svc-mock',
           max_output_tokens: null,
-          prices_usd_per_mtok: { input: 0, output: 0, batch_input: 0, batch_output: 0 },
+          prices_usd_per_mtok: free,
         },
         {
           id: 'house-model',
@@ -315,6 +322,14 @@ for (const backend of await backends()) {
           provider_model: 'gpt-4o-mini',
           max_output_tokens: 100,
           prices_usd_per_mtok: { input: 1, output: 2, batch_input: 0.5, batch_output: 1 },
+        },
+        // Listed under its own id, at the prices it is billed at: the mock provider's, none.
+        {
+          id: 'house-mock',
+          provider: 'mock',
+          provider_model: 'svc-mock',
+          max_output_tokens: null,
+          prices_usd_per_mtok: free,
         },
       ]);
       assert.deepEqual(await routedTo(custom, body('house-model', { max_tokens: 100 })), {

@@ -1,12 +1,22 @@
-/** GET /usage on every backend: tokens and cost by UTC day and model, per project, after purges, and never padding. */
+/**
+ * GET /usage on every backend: tokens and cost by UTC day and model, per project, after purges, and
+ * never padding; and, through `barge serve` with an operator's catalog, the prices each model id is
+ * billed at.
+ */
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
 import { ManualClock } from '../../src/domain/clock.js';
 import { roundUsd } from '../../src/domain/usage.js';
 import type { Service } from '../../src/service.js';
 import { createProjectWithKey, fetchResult, loadCargo, mockBody } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
-import { harness } from '../helpers/harness.js';
+import { harness, serveHarness } from '../helpers/harness.js';
+import { type OpenAIEmulator, startOpenAIEmulator } from '../helpers/openai-emulator.js';
+import { loadOverHttp } from '../helpers/serve.js';
+import { waitFor } from '../helpers/wait.js';
 
 const DAY = 86_400_000;
 const SONNET = { input: 3, output: 15, batch_input: 1.5, batch_output: 7.5 };
@@ -207,8 +217,8 @@ for (const backend of await backends()) {
       const asked: string[] = [];
       const { worker } = await h.worker({
         latencyMs: 0,
-        prices: (provider, providerModel) => {
-          asked.push(`${provider}/${providerModel}`);
+        prices: ({ model, provider, providerModel }) => {
+          asked.push(`${model} on ${provider}/${providerModel}`);
           return SONNET;
         },
       });
@@ -216,7 +226,7 @@ for (const backend of await backends()) {
       const plain = await load(key, mockBody('What does a barge carry upstream in winter?'));
       const listed = await load(key, records(2, 'priced'));
       await complete(worker);
-      assert.ok(asked.length > 0 && asked.every((a) => a === 'mock/svc-mock'), asked.join());
+      assert.ok(asked.length > 0 && asked.every((a) => a === 'svc-mock on mock/svc-mock'), asked.join());
 
       const costs = (t: Tokens) => ({
         cost: (t.input * 1.5 + t.output * 7.5) / 1e6,
@@ -257,6 +267,104 @@ for (const backend of await backends()) {
         [t.input, t.output, null, null],
       );
       assert.deepEqual([totals.cost_usd, totals.standard_cost_usd, totals.savings_usd], [null, null, null]);
+    });
+  });
+}
+
+for (const backend of await backends({ childProcesses: true })) {
+  describe(`what each model id is billed at, through barge serve with BARGE_MODELS_FILE on ${backend.name}`, () => {
+    const priced = (batchInput: number) => ({
+      input: 2 * batchInput,
+      output: 10 * batchInput,
+      batch_input: batchInput,
+      batch_output: 5 * batchInput,
+    });
+    const FREE = { input: 0, output: 0, batch_input: 0, batch_output: 0 };
+    const dir = mkdtempSync(join(tmpdir(), 'barge-usage-catalog-'));
+    const catalogFile = join(dir, 'models.json');
+    writeFileSync(
+      catalogFile,
+      JSON.stringify({
+        models: [
+          // Prices on an id routed to the mock provider: neither it nor svc-mock is billed.
+          { id: 'mock-priced', routes: [{ provider: 'mock', model: 'svc-mock' }], prices_usd_per_mtok: priced(3) },
+          // Two ids routed to one provider model: their cargo share a batch, each keeps its prices.
+          { id: 'house-a', routes: [{ provider: 'openai', model: 'gpt-4o-mini' }], prices_usd_per_mtok: priced(1) },
+          { id: 'house-b', routes: [{ provider: 'openai', model: 'gpt-4o-mini' }], prices_usd_per_mtok: priced(7) },
+        ],
+      }),
+    );
+    let emu: OpenAIEmulator;
+    before(async () => {
+      emu = await startOpenAIEmulator({ endOnRetrieve: true });
+    });
+    after(async () => {
+      await emu?.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const s = serveHarness(backend);
+
+    test('GET /models lists each id at the prices it is billed at, and GET /usage bills each id at its own', async () => {
+      const { url } = await s.serveAll({
+        BARGE_MODELS_FILE: catalogFile,
+        OPENAI_API_KEY: emu.apiKey,
+        OPENAI_BASE_URL: emu.baseURL,
+      });
+      const { key } = await createProjectWithKey(s.db.database);
+      const get = async (path: string) => {
+        const res = await fetch(`${url}${path}`, { headers: { 'x-api-key': key } });
+        const text = await res.text();
+        assert.equal(res.status, 200, `${path}: ${text}`);
+        return JSON.parse(text);
+      };
+
+      const listed = (await get('/models')).data.map((m: any) => [m.id, m.provider, m.prices_usd_per_mtok]);
+      assert.deepEqual(listed, [
+        ['svc-mock', 'mock', FREE],
+        ['mock-priced', 'mock', FREE],
+        ['house-a', 'openai', priced(1)],
+        ['house-b', 'openai', priced(7)],
+      ]);
+
+      const models = ['svc-mock', 'mock-priced', 'house-a', 'house-b'];
+      const ids = new Map<string, string>();
+      for (const model of models) {
+        const body = {
+          params: { model, max_tokens: 64, messages: [{ role: 'user', content: `Which lock is ${model}?` }] },
+        };
+        ids.set(model, await loadOverHttp(url, key, body));
+      }
+      const tokens = new Map<string, { input: number; output: number }>();
+      for (const [model, id] of ids) {
+        const res = await waitFor(
+          `the result of ${model}`,
+          () => fetch(`${url}/cargo/${id}/result`, { headers: { 'x-api-key': key } }),
+          (r) => r.status === 200,
+          { timeoutMs: 20_000, intervalMs: 100 },
+        );
+        const { success, response } = (await res.json()) as any;
+        assert.equal(success, true, model);
+        tokens.set(model, { input: response.usage.input_tokens, output: response.usage.output_tokens });
+        assert.ok(response.usage.input_tokens > 0 && response.usage.output_tokens > 0, model);
+      }
+
+      const cost = (model: string, batchInput: number) => {
+        const t = tokens.get(model) as { input: number; output: number };
+        return {
+          cost_usd: roundUsd((t.input * batchInput + t.output * 5 * batchInput) / 1e6),
+          standard_cost_usd: roundUsd((t.input * 2 * batchInput + t.output * 10 * batchInput) / 1e6),
+        };
+      };
+      const { data } = await get('/usage');
+      const billed = Object.fromEntries(
+        data.map((r: any) => [r.model, { cost_usd: r.cost_usd, standard_cost_usd: r.standard_cost_usd }]),
+      );
+      assert.deepEqual(billed, {
+        'svc-mock': { cost_usd: 0, standard_cost_usd: 0 },
+        'mock-priced': { cost_usd: 0, standard_cost_usd: 0 },
+        'house-a': cost('house-a', 1),
+        'house-b': cost('house-b', 7),
+      });
     });
   });
 }

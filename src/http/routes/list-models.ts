@@ -1,13 +1,16 @@
 /** GET /models: the models this deployment serves (the catalog's routable ones, and svc-mock), with where each goes. */
 import { Type } from 'typebox';
-import { PROVIDER_NAMES, pricesForRoute } from '../../domain/model-catalog.js';
+import { billedPrices, PROVIDER_NAMES } from '../../domain/model-catalog.js';
 import { type RoutingTable, routableModels } from '../../domain/model-routing.js';
 import type { CargoScope } from '../cargo-routes.js';
 import { apiKeySecurity, authErrorResponses } from '../schemas.js';
 
 const Prices = Type.Object(
   { input: Type.Number(), output: Type.Number(), batch_input: Type.Number(), batch_output: Type.Number() },
-  { description: 'US dollars per million tokens: real-time, and the batch prices barge runs at.' },
+  {
+    description:
+      'US dollars per million tokens: real-time, and the batch prices barge runs at. Zero for every model served by the mock provider, which is never billed.',
+  },
 );
 
 const ModelsResponse = Type.Object(
@@ -55,8 +58,8 @@ export function registerListModels(app: CargoScope, deps: { models: RoutingTable
     provider: route.provider,
     provider_model: route.providerModel,
     max_output_tokens: route.entry?.maxOutputTokens ?? null,
-    prices_usd_per_mtok:
-      route.entry?.prices ?? pricesForRoute(deps.models.catalog, route.provider, route.providerModel),
+    // The prices it is billed at: its own entry's, never another's that shares its route.
+    prices_usd_per_mtok: billedPrices(route.provider, route.entry),
   }));
   app.get(
     '/models',
