@@ -67,6 +67,8 @@ export interface ServiceDeps {
   idleMaxMs?: number;
   /** Where the first-start message with the development key goes (firstStartKeyAnnouncer). */
   announce?: (text: string) => void;
+  /** Log to stderr instead of stdout (`serve --json` keeps stdout for its one JSON object). */
+  logToStderr?: boolean;
 }
 
 export interface Service {
@@ -91,10 +93,13 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
   const metrics: Metrics = deps.metrics ?? prometheus ?? noMetrics;
   const logger =
     deps.logger ??
-    pino({
-      level: config.logLevel,
-      redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization'], censor: '[redacted]' },
-    });
+    pino(
+      {
+        level: config.logLevel,
+        redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization'], censor: '[redacted]' },
+      },
+      pino.destination(deps.logToStderr ? 2 : 1),
+    );
   const ownsDatabase = deps.database === undefined;
   const database =
     deps.database ??

@@ -359,8 +359,10 @@ describe('barge CLI input checks', () => {
     for (const run of [upper, leading, long]) failed(run as Run, /invalid slug/);
     for (const run of [tomorrow, february30, past]) failed(run as Run, /invalid --expires-at/);
     failed(blankName as Run, /--name/);
-    assert.notEqual((noName as Run).code, 0);
-    assert.match((noName as Run).stderr, /--name/);
+    // A usage error: commander's message and the command's help on stderr, exit code 2.
+    assert.equal((noName as Run).code, 2);
+    assert.match((noName as Run).stderr, /required option '--name <name>' not specified[\s\S]*Usage: barge key create/);
+    assert.equal((noName as Run).stdout, '');
     failed(badConfig as Run, /BARGE_DATABASE_URL/);
 
     const state = oneJsonObject(ok(await barge(url, 'key', 'list', slug, '--json')));
@@ -372,6 +374,36 @@ describe('barge CLI input checks', () => {
     );
     // The longest valid slug is accepted.
     ok(await barge(url, 'project', 'create', 'a'.repeat(63)));
+  });
+
+  test('a usage error under --json prints one JSON object with the message and the usage, and exits 2', async () => {
+    const [noName, unknownCommand, unknownOption, noSubcommand, badRole] = await Promise.all([
+      barge(url, 'key', 'create', 'checks', '--json'),
+      barge(url, 'bogus', '--json'),
+      barge(url, 'project', 'list', '--json', '--bogus'),
+      barge(url, 'key', '--json'),
+      barge(url, 'serve', '--role', 'everything', '--json'),
+    ]);
+    const usageError = (run: Run, message: string, usage: string) => {
+      assert.equal(run.code, 2, `exit ${run.code}\nstdout: ${run.stdout}\nstderr: ${run.stderr}`);
+      assert.deepEqual(oneJsonObject(run), { error: message, usage });
+      assert.ok(run.stderr.includes(message), run.stderr);
+    };
+    usageError(noName, "required option '--name <name>' not specified", 'barge key create [options] <slug>');
+    usageError(unknownCommand, "unknown command 'bogus'", 'barge [options] [command]');
+    usageError(unknownOption, "unknown option '--bogus'", 'barge project list [options]');
+    usageError(
+      badRole,
+      "option '--role <role>' argument 'everything' is invalid. must be all, api or worker",
+      'barge serve [options]',
+    );
+    // `barge key` alone: commander shows the group's help (and says nothing else).
+    assert.equal(noSubcommand.code, 2);
+    assert.deepEqual(Object.keys(oneJsonObject(noSubcommand)), ['error', 'usage']);
+    // --help is no error: text, exit 0.
+    const help = await barge(url, 'key', 'create', '--help', '--json');
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /Usage: barge key create/);
   });
 });
 
@@ -390,7 +422,7 @@ describe('barge serve, development first start', () => {
     const keyFile = join(dir, 'first-start-key.txt');
     try {
       // No terminal is watching: the key goes to a file only its owner may read, never to the logs.
-      assert.doesNotMatch(first.stdout, KEY);
+      assert.doesNotMatch(first.stdout(), KEY);
       assert.doesNotMatch(first.stderr(), KEY);
       assert.match(first.stderr(), new RegExp(`its API key is in ${keyFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
       assert.equal(statSync(keyFile).mode & 0o777, 0o600);
@@ -409,7 +441,7 @@ describe('barge serve, development first start', () => {
     // Only the first start creates and prints one.
     const second = await serve(url, []);
     try {
-      assert.doesNotMatch(second.stdout, KEY);
+      assert.doesNotMatch(second.stdout(), KEY);
     } finally {
       assert.equal(await stop(second.child), 0);
     }
@@ -420,19 +452,28 @@ describe('barge serve, development first start', () => {
     );
   });
 
-  test('serve --json keeps stdout JSON, and the first-start key out of both streams', async () => {
+  test('serve --json prints one JSON object on stdout, logs on stderr, and the first-start key in neither', async () => {
     const jsonDir = mkdtempSync(join(tmpdir(), 'barge-serve-json-'));
-    const started = await serve(`sqlite:${join(jsonDir, 'json.sqlite')}`, ['--json']);
+    // At info, fastify logs where it listens and barge that it shuts down: both on stderr.
+    const started = await serve(`sqlite:${join(jsonDir, 'json.sqlite')}`, ['--json'], { BARGE_LOG_LEVEL: 'info' });
     try {
-      const summary = JSON.parse(started.stdout.split('\n')[0] as string);
-      assert.deepEqual(summary, { role: 'all', url: started.url });
-      assert.doesNotMatch(started.stdout, KEY);
       assert.doesNotMatch(started.stderr(), KEY);
       assert.match(readFileSync(join(jsonDir, 'first-start-key.txt'), 'utf8'), KEY);
     } finally {
       assert.equal(await stop(started.child), 0);
       rmSync(jsonDir, { recursive: true, force: true });
     }
+    assert.deepEqual(oneJsonObject({ code: 0, stdout: started.stdout(), stderr: '' }), {
+      role: 'all',
+      url: started.url,
+    });
+    const logs = started
+      .stderr()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line).msg);
+    assert.ok(logs.includes(`Server listening at ${started.url}`), started.stderr());
+    assert.ok(logs.includes('shutting down'), started.stderr());
   });
 });
 
@@ -440,9 +481,10 @@ describe('barge serve, development first start', () => {
 async function serve(
   databaseUrl: string,
   args: string[],
-): Promise<{ child: ChildProcess; url: string; stdout: string; stderr: () => string }> {
+  env: Record<string, string> = {},
+): Promise<{ child: ChildProcess; url: string; stdout: () => string; stderr: () => string }> {
   const child = spawn(process.execPath, [MAIN, 'serve', '--port', '0', ...args], {
-    env: childEnv(databaseUrl, { HOST: '127.0.0.1', BARGE_ENV: 'development', BARGE_LOG_LEVEL: 'warn' }),
+    env: childEnv(databaseUrl, { HOST: '127.0.0.1', BARGE_ENV: 'development', BARGE_LOG_LEVEL: 'warn', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -468,7 +510,7 @@ async function serve(
       reject(new Error(`serve exited with ${code}\nstdout: ${stdout}\nstderr: ${stderr}`));
     });
   });
-  return { child, url, stdout, stderr: () => stderr };
+  return { child, url, stdout: () => stdout, stderr: () => stderr };
 }
 
 /** SIGTERM, then the exit code (or the signal that ended the process instead). */
