@@ -47,7 +47,8 @@ program
       const config = loadConfig();
       if (opts.port !== undefined) config.port = opts.port;
       // Loaded here, not at the top: the HTTP stack would add ~0.3 s to every admin command.
-      const { createService, firstStartKeyAnnouncer } = await import('../service.js');
+      const { createService } = await import('../service.js');
+      const { firstStartKeyAnnouncer } = await import('../first-start.js');
       const service = await createService({
         config,
         role: opts.role,

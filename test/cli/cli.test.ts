@@ -11,6 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createApiKey } from '../../src/store/admin/api-keys.js';
+import { openDatabase } from '../../src/store/database.js';
 import { createProjectWithKey, mockBody } from '../helpers/app.js';
 import { assertDetail } from '../helpers/assertions.js';
 import { type Backend, backends, PG_URL } from '../helpers/backends.js';
@@ -21,6 +22,7 @@ import { waitFor } from '../helpers/wait.js';
 /** The built command, as installed (`npm test` builds it first). */
 const MAIN = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
 const KEY = /barge_sk_[A-Za-z0-9]{32}/;
+const WEBHOOK_SECRET = /whsec_[A-Za-z0-9+/]{43}=/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 interface Run {
@@ -416,18 +418,27 @@ describe('barge serve, development first start', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  test('an empty SQLite file gets a default project and a key, kept in a 0600 file, that works; SIGTERM exits 0', async () => {
+  test('an empty SQLite file gets a default project, a key and its signing secret, kept in a 0600 file, that work; SIGTERM exits 0', async () => {
     const url = `sqlite:${join(dir, 'first.sqlite')}`;
     const first = await serve(url, []);
     const keyFile = join(dir, 'first-start-key.txt');
     try {
       // No terminal is watching: the key goes to a file only its owner may read, never to the logs.
-      assert.doesNotMatch(first.stdout(), KEY);
-      assert.doesNotMatch(first.stderr(), KEY);
-      assert.match(first.stderr(), new RegExp(`its API key is in ${keyFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+      for (const secret of [KEY, WEBHOOK_SECRET]) {
+        assert.doesNotMatch(first.stdout(), secret);
+        assert.doesNotMatch(first.stderr(), secret);
+      }
+      assert.match(
+        first.stderr(),
+        new RegExp(`its API key and webhook signing secret are in ${keyFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`),
+      );
       assert.equal(statSync(keyFile).mode & 0o777, 0o600);
       const key = readFileSync(keyFile, 'utf8').match(KEY)?.[0];
       assert.ok(key, 'the file holds the key');
+      // The secret the project's webhooks are signed with (stored as is without BARGE_SECRET_KEY).
+      const secret = readFileSync(keyFile, 'utf8').match(WEBHOOK_SECRET)?.[0];
+      assert.ok(secret, 'the file holds the webhook signing secret');
+      assert.equal(await storedWebhookSecret(url, 'default'), secret);
       const res = await fetch(`${first.url}/cargo/load`, {
         method: 'POST',
         headers: { 'x-api-key': key, 'content-type': 'application/json' },
@@ -476,6 +487,21 @@ describe('barge serve, development first start', () => {
     assert.ok(logs.includes('shutting down'), started.stderr());
   });
 });
+
+/** The signing secret stored for a project of a SQLite file. */
+async function storedWebhookSecret(databaseUrl: string, slug: string): Promise<string | null | undefined> {
+  const database = openDatabase(databaseUrl, { writeThread: false });
+  try {
+    const row = await database.read
+      .selectFrom('projects')
+      .select('webhook_secret')
+      .where('slug', '=', slug)
+      .executeTakeFirst();
+    return row?.webhook_secret;
+  } finally {
+    await database.close();
+  }
+}
 
 /** Starts `barge serve --port 0` and waits until it says where it listens. */
 async function serve(
