@@ -1,7 +1,7 @@
 /**
- * A start on a database with no project in development: a `default` project, one API key and its
+ * A start on a database with no project: in development a `default` project, one API key and its
  * webhook signing secret, shown once, so a new user can call the API and verify its webhooks right
- * away.
+ * away; in production a hint naming the commands that make them.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -30,6 +30,21 @@ export function firstStartKeyAnnouncer(config: Config, options: { terminal: bool
   };
 }
 
+/**
+ * What a production start with no project prints (on stderr: it holds no secret, and under
+ * `serve --json` stdout is the start-up object's): nothing can call the API until an operator
+ * makes a project and a key, and these are the commands.
+ */
+const NO_PROJECT_HINT = [
+  'barge: no project yet (BARGE_ENV=production), so no API key works. Create one, and a key for it:',
+  '',
+  '    npx barge project create <slug>',
+  '    npx barge key create <slug> --name <name>',
+  '',
+  'Each prints its secret once (the webhook signing secret, the API key).',
+  '',
+].join('\n');
+
 /** Runs once the database is migrated; does nothing when a project exists. */
 export async function firstStart(
   database: Database,
@@ -37,7 +52,11 @@ export async function firstStart(
   clock: Clock,
   announce: (text: string) => void = (text) => process.stdout.write(text),
 ): Promise<void> {
-  if (config.env === 'production' || (await countProjects(database)) > 0) return;
+  if ((await countProjects(database)) > 0) return;
+  if (config.env === 'production') {
+    process.stderr.write(NO_PROJECT_HINT);
+    return;
+  }
   const now = clock.now();
   const project = await createProject(database, 'default', now, config.secretKey);
   // Another process starting on the same database made it first, and showed its key.

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -485,6 +485,37 @@ describe('barge serve, development first start', () => {
       .map((line) => JSON.parse(line).msg);
     assert.ok(logs.includes(`Server listening at ${started.url}`), started.stderr());
     assert.ok(logs.includes('shutting down'), started.stderr());
+  });
+});
+
+describe('barge serve, production start', () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'barge-serve-production-'));
+  });
+  after(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('with no project it prints on stderr the commands that make one and a key; once one exists, nothing', async () => {
+    const url = `sqlite:${join(dir, 'production.sqlite')}`;
+    const hint =
+      /no project yet[^\n]*\n\n {4}npx barge project create <slug>\n {4}npx barge key create <slug> --name <name>\n/;
+    const empty = await serve(url, ['--json'], { BARGE_ENV: 'production' });
+    try {
+      await waitFor('the hint', empty.stderr, (text) => hint.test(text), { timeoutMs: 5000 });
+    } finally {
+      assert.equal(await stop(empty.child), 0, empty.stderr());
+    }
+    assert.deepEqual(oneJsonObject({ code: 0, stdout: empty.stdout(), stderr: '' }), { role: 'all', url: empty.url });
+    // Production makes no project and no key of its own.
+    assert.deepEqual(oneJsonObject(ok(await barge(url, 'project', 'list', '--json'))).projects, []);
+    assert.equal(existsSync(join(dir, 'first-start-key.txt')), false);
+
+    ok(await barge(url, 'project', 'create', 'acme'));
+    const next = await serve(url, [], { BARGE_ENV: 'production' });
+    assert.equal(await stop(next.child), 0, next.stderr());
+    assert.doesNotMatch(next.stderr(), /no project/);
   });
 });
 
