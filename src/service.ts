@@ -1,6 +1,4 @@
 /** createService: the one composition root of `barge serve`, the tests and the benches. */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import type { Config } from './config.js';
@@ -10,6 +8,7 @@ import { DeliveryWorker } from './delivery/worker.js';
 import { type Clock, systemClock } from './domain/clock.js';
 import { pricesForCargo } from './domain/model-catalog.js';
 import type { PriceLookup } from './domain/usage.js';
+import { firstStart } from './first-start.js';
 import { buildApp, buildProbeServer } from './http/app.js';
 import { smtpMailer } from './mail/mailer.js';
 import { prometheusMetrics } from './metrics/prometheus.js';
@@ -23,9 +22,8 @@ import { type Metrics, noMetrics } from './ports.js';
 import { withCallDeadline } from './providers/call-deadline.js';
 import type { Provider } from './providers/provider.js';
 import { buildProviders } from './providers/registry.js';
-import { createApiKey } from './store/admin/api-keys.js';
 import { findProjectConnection } from './store/admin/connections.js';
-import { countProjects, createProject, sealPlaintextWebhookSecrets } from './store/admin/projects.js';
+import { sealPlaintextWebhookSecrets } from './store/admin/projects.js';
 import { cargoInsertStatements, cargoRowBytes, type NewCargo } from './store/cargo/insert.js';
 import { type Database, openDatabase, outageMessage } from './store/database.js';
 import { GroupCommitWriter } from './store/group-commit.js';
@@ -66,8 +64,10 @@ export interface ServiceDeps {
   startWorkers?: boolean;
   /** The longest a worker loop sleeps without a wake-up. */
   idleMaxMs?: number;
-  /** Where the first-start message with the development key goes (firstStartKeyAnnouncer). */
+  /** Where the first-start message with the development key and secret goes (firstStartKeyAnnouncer). */
   announce?: (text: string) => void;
+  /** Log to stderr instead of stdout (`serve --json` keeps stdout for its one JSON object). */
+  logToStderr?: boolean;
 }
 
 export interface Service {
@@ -92,10 +92,13 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
   const metrics: Metrics = deps.metrics ?? prometheus ?? noMetrics;
   const logger =
     deps.logger ??
-    pino({
-      level: config.logLevel,
-      redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization'], censor: '[redacted]' },
-    });
+    pino(
+      {
+        level: config.logLevel,
+        redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization'], censor: '[redacted]' },
+      },
+      pino.destination(deps.logToStderr ? 2 : 1),
+    );
   const ownsDatabase = deps.database === undefined;
   const database =
     deps.database ??
@@ -114,9 +117,7 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
         const sealed = await sealPlaintextWebhookSecrets(database, config.secretKey);
         if (sealed > 0) logger.info({ projects: sealed }, 'sealed plaintext webhook signing secrets');
       }
-      if (config.env === 'development') {
-        await createDevelopmentProject(database, clock, config.secretKey, deps.announce);
-      }
+      await firstStart(database, config, clock, deps.announce);
     } catch (err) {
       await database.close();
       throw err;
@@ -301,59 +302,6 @@ async function closeApp(app: FastifyInstance): Promise<void> {
   } finally {
     clearInterval(reap);
   }
-}
-
-/**
- * Where the development key of a first start goes: to the terminal when one is watching, and
- * otherwise to a file only its owner may read (beside the SQLite file, or in ./data), never into
- * stdout or stderr that a log pipeline collects. A line says where it went.
- */
-export function firstStartKeyAnnouncer(config: Config, options: { terminal: boolean }): (text: string) => void {
-  if (options.terminal) return (text) => process.stdout.write(text);
-  return (text) => {
-    const sqlite = config.databaseUrl.startsWith('sqlite:') ? config.databaseUrl.slice('sqlite:'.length) : null;
-    const dir = sqlite && sqlite !== ':memory:' ? dirname(sqlite) : './data';
-    const path = join(dir, 'first-start-key.txt');
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    writeFileSync(path, text, { mode: 0o600 });
-    process.stderr.write(
-      `barge: first start: created project 'default'; its API key is in ${path} (readable by you only)\n`,
-    );
-  };
-}
-
-/**
- * First start on an empty database in development: a `default` project and one key, shown once,
- * so a new user can call the API right away.
- */
-async function createDevelopmentProject(
-  database: Database,
-  clock: Clock,
-  secretKey: Buffer | null,
-  announce: (text: string) => void = (text) => process.stdout.write(text),
-): Promise<void> {
-  if ((await countProjects(database)) > 0) return;
-  const now = clock.now();
-  const project = await createProject(database, 'default', now, secretKey);
-  if (project === 'slug_taken') return;
-  const { key } = await createApiKey(database, {
-    projectId: project.id,
-    name: 'development',
-    expiresAt: null,
-    now,
-  });
-  announce(
-    [
-      '',
-      'barge: first start on an empty database (BARGE_ENV=development).',
-      "Created project 'default' and this API key. It is shown only once:",
-      '',
-      `    ${key}`,
-      '',
-      'Next: the README walks through loading a svc-mock cargo with it (POST /cargo/load).',
-      '',
-    ].join('\n'),
-  );
 }
 
 /** Accepted cargo, counted by the provider and model routing chose. */

@@ -5,7 +5,7 @@
 // The heap limit: with none, V8 sizes the heap from the machine's memory and lets garbage pile up
 // to hundreds of megabytes before a full collection (bench:pipeline --rss); with one it collects
 // early. 1 GiB is far above what barge holds (request bodies in flight are bounded at 128 MiB).
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { loadConfig } from '../config.js';
 import { packageVersion } from '../package-root.js';
 import type { Role } from '../service.js';
@@ -16,33 +16,44 @@ import { registerCargoCommands } from './cargo.js';
 import { registerConnectionCommands } from './connections.js';
 import { runCommand, runWithConfig } from './context.js';
 import { registerKeyCommands } from './keys.js';
-import { print, printError } from './output.js';
+import { print, printError, printUsageError, USAGE_EXIT_CODE } from './output.js';
 import { registerProjectCommands } from './projects.js';
 import { registerProviderCommands } from './providers.js';
 import { registerUsageCommand } from './usage.js';
 
+/** The command whose command line commander refused: it calls the exit override on that command. */
+let refusedBy: Command | null = null;
+
 const program = new Command('barge')
   .description('Batch gateway for model requests')
   .version(packageVersion())
-  .showHelpAfterError();
+  .showHelpAfterError()
+  // Set before the subcommands are made, which inherit it: a refused command line comes back to
+  // the parseAsync at the end of this file instead of ending the process there and then.
+  .exitOverride(function (this: Command, err) {
+    refusedBy = this;
+    throw err;
+  });
 
 program
   .command('serve')
   .description('Run the service: the HTTP API, the workers, or both')
   .option('--role <role>', 'all | api | worker', parseRole, 'all' as Role)
   .option('--port <n>', 'port to listen on (default: PORT, else 8080)', parsePort)
-  .option('--json', 'print the start-up summary as one JSON object')
+  .option('--json', 'print the start-up summary as one JSON object; logs go to stderr')
   .action(async (opts: { role: Role; port?: number; json?: boolean }) => {
     const out = { json: opts.json === true };
     try {
       const config = loadConfig();
       if (opts.port !== undefined) config.port = opts.port;
       // Loaded here, not at the top: the HTTP stack would add ~0.3 s to every admin command.
-      const { createService, firstStartKeyAnnouncer } = await import('../service.js');
+      const { createService } = await import('../service.js');
+      const { firstStartKeyAnnouncer } = await import('../first-start.js');
       const service = await createService({
         config,
         role: opts.role,
         announce: firstStartKeyAnnouncer(config, { terminal: process.stdout.isTTY === true && !out.json }),
+        logToStderr: out.json,
       });
       const stop = (signal: string) => {
         service.app?.log.info({ signal }, 'shutting down');
@@ -116,4 +127,26 @@ function parsePort(value: string): number {
   return port;
 }
 
-await program.parseAsync();
+try {
+  await program.parseAsync();
+} catch (err) {
+  if (!(err instanceof CommanderError)) throw err;
+  // --help and --version end here too.
+  if (err.exitCode !== 0) {
+    const command: Command = refusedBy ?? program;
+    // A command group without its subcommand (`barge key`) shows its help and no message.
+    const message = err.code === 'commander.help' ? 'missing command' : err.message.replace(/^error: /, '');
+    printUsageError(
+      { json: jsonRequested(process.argv.slice(2)) },
+      message,
+      command.createHelp().commandUsage(command),
+    );
+    process.exitCode = USAGE_EXIT_CODE;
+  }
+}
+
+/** Whether --json was given (before a `--`): read from the arguments, since their parse failed. */
+function jsonRequested(args: string[]): boolean {
+  const end = args.indexOf('--');
+  return (end === -1 ? args : args.slice(0, end)).includes('--json');
+}

@@ -54,6 +54,18 @@ export function printError(out: Output, err: unknown): void {
   process.stderr.write(`barge: ${message}\n`);
 }
 
+/**
+ * A command line the parser refused (an unknown command or option, a missing argument): the
+ * parser has told it on stderr with the help; under --json stdout gets it too, as the one object
+ * a failure prints, with the synopsis of the command that refused it.
+ */
+export function printUsageError(out: Output, message: string, usage: string): void {
+  if (out.json) process.stdout.write(`${JSON.stringify({ error: message, usage })}\n`);
+}
+
+/** The exit code of a usage error (as POSIX utilities and argparse use it); any other failure exits 1. */
+export const USAGE_EXIT_CODE = 2;
+
 /** A plain text table: one row per item, columns padded to the widest cell. */
 export function table(headers: string[], rows: string[][]): string {
   if (rows.length === 0) return '(none)';

@@ -4,13 +4,14 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createApiKey } from '../../src/store/admin/api-keys.js';
+import { openDatabase } from '../../src/store/database.js';
 import { createProjectWithKey, mockBody } from '../helpers/app.js';
 import { assertDetail } from '../helpers/assertions.js';
 import { type Backend, backends, PG_URL } from '../helpers/backends.js';
@@ -21,6 +22,7 @@ import { waitFor } from '../helpers/wait.js';
 /** The built command, as installed (`npm test` builds it first). */
 const MAIN = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
 const KEY = /barge_sk_[A-Za-z0-9]{32}/;
+const WEBHOOK_SECRET = /whsec_[A-Za-z0-9+/]{43}=/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 interface Run {
@@ -359,8 +361,10 @@ describe('barge CLI input checks', () => {
     for (const run of [upper, leading, long]) failed(run as Run, /invalid slug/);
     for (const run of [tomorrow, february30, past]) failed(run as Run, /invalid --expires-at/);
     failed(blankName as Run, /--name/);
-    assert.notEqual((noName as Run).code, 0);
-    assert.match((noName as Run).stderr, /--name/);
+    // A usage error: commander's message and the command's help on stderr, exit code 2.
+    assert.equal((noName as Run).code, 2);
+    assert.match((noName as Run).stderr, /required option '--name <name>' not specified[\s\S]*Usage: barge key create/);
+    assert.equal((noName as Run).stdout, '');
     failed(badConfig as Run, /BARGE_DATABASE_URL/);
 
     const state = oneJsonObject(ok(await barge(url, 'key', 'list', slug, '--json')));
@@ -373,6 +377,36 @@ describe('barge CLI input checks', () => {
     // The longest valid slug is accepted.
     ok(await barge(url, 'project', 'create', 'a'.repeat(63)));
   });
+
+  test('a usage error under --json prints one JSON object with the message and the usage, and exits 2', async () => {
+    const [noName, unknownCommand, unknownOption, noSubcommand, badRole] = await Promise.all([
+      barge(url, 'key', 'create', 'checks', '--json'),
+      barge(url, 'bogus', '--json'),
+      barge(url, 'project', 'list', '--json', '--bogus'),
+      barge(url, 'key', '--json'),
+      barge(url, 'serve', '--role', 'everything', '--json'),
+    ]);
+    const usageError = (run: Run, message: string, usage: string) => {
+      assert.equal(run.code, 2, `exit ${run.code}\nstdout: ${run.stdout}\nstderr: ${run.stderr}`);
+      assert.deepEqual(oneJsonObject(run), { error: message, usage });
+      assert.ok(run.stderr.includes(message), run.stderr);
+    };
+    usageError(noName, "required option '--name <name>' not specified", 'barge key create [options] <slug>');
+    usageError(unknownCommand, "unknown command 'bogus'", 'barge [options] [command]');
+    usageError(unknownOption, "unknown option '--bogus'", 'barge project list [options]');
+    usageError(
+      badRole,
+      "option '--role <role>' argument 'everything' is invalid. must be all, api or worker",
+      'barge serve [options]',
+    );
+    // `barge key` alone: commander shows the group's help (and says nothing else).
+    assert.equal(noSubcommand.code, 2);
+    assert.deepEqual(Object.keys(oneJsonObject(noSubcommand)), ['error', 'usage']);
+    // --help is no error: text, exit 0.
+    const help = await barge(url, 'key', 'create', '--help', '--json');
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /Usage: barge key create/);
+  });
 });
 
 describe('barge serve, development first start', () => {
@@ -384,18 +418,27 @@ describe('barge serve, development first start', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  test('an empty SQLite file gets a default project and a key, kept in a 0600 file, that works; SIGTERM exits 0', async () => {
+  test('an empty SQLite file gets a default project, a key and its signing secret, kept in a 0600 file, that work; SIGTERM exits 0', async () => {
     const url = `sqlite:${join(dir, 'first.sqlite')}`;
     const first = await serve(url, []);
     const keyFile = join(dir, 'first-start-key.txt');
     try {
       // No terminal is watching: the key goes to a file only its owner may read, never to the logs.
-      assert.doesNotMatch(first.stdout, KEY);
-      assert.doesNotMatch(first.stderr(), KEY);
-      assert.match(first.stderr(), new RegExp(`its API key is in ${keyFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+      for (const secret of [KEY, WEBHOOK_SECRET]) {
+        assert.doesNotMatch(first.stdout(), secret);
+        assert.doesNotMatch(first.stderr(), secret);
+      }
+      assert.match(
+        first.stderr(),
+        new RegExp(`its API key and webhook signing secret are in ${keyFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`),
+      );
       assert.equal(statSync(keyFile).mode & 0o777, 0o600);
       const key = readFileSync(keyFile, 'utf8').match(KEY)?.[0];
       assert.ok(key, 'the file holds the key');
+      // The secret the project's webhooks are signed with (stored as is without BARGE_SECRET_KEY).
+      const secret = readFileSync(keyFile, 'utf8').match(WEBHOOK_SECRET)?.[0];
+      assert.ok(secret, 'the file holds the webhook signing secret');
+      assert.equal(await storedWebhookSecret(url, 'default'), secret);
       const res = await fetch(`${first.url}/cargo/load`, {
         method: 'POST',
         headers: { 'x-api-key': key, 'content-type': 'application/json' },
@@ -409,7 +452,7 @@ describe('barge serve, development first start', () => {
     // Only the first start creates and prints one.
     const second = await serve(url, []);
     try {
-      assert.doesNotMatch(second.stdout, KEY);
+      assert.doesNotMatch(second.stdout(), KEY);
     } finally {
       assert.equal(await stop(second.child), 0);
     }
@@ -420,29 +463,85 @@ describe('barge serve, development first start', () => {
     );
   });
 
-  test('serve --json keeps stdout JSON, and the first-start key out of both streams', async () => {
+  test('serve --json prints one JSON object on stdout, logs on stderr, and the first-start key in neither', async () => {
     const jsonDir = mkdtempSync(join(tmpdir(), 'barge-serve-json-'));
-    const started = await serve(`sqlite:${join(jsonDir, 'json.sqlite')}`, ['--json']);
+    // At info, fastify logs where it listens and barge that it shuts down: both on stderr.
+    const started = await serve(`sqlite:${join(jsonDir, 'json.sqlite')}`, ['--json'], { BARGE_LOG_LEVEL: 'info' });
     try {
-      const summary = JSON.parse(started.stdout.split('\n')[0] as string);
-      assert.deepEqual(summary, { role: 'all', url: started.url });
-      assert.doesNotMatch(started.stdout, KEY);
       assert.doesNotMatch(started.stderr(), KEY);
       assert.match(readFileSync(join(jsonDir, 'first-start-key.txt'), 'utf8'), KEY);
     } finally {
       assert.equal(await stop(started.child), 0);
       rmSync(jsonDir, { recursive: true, force: true });
     }
+    assert.deepEqual(oneJsonObject({ code: 0, stdout: started.stdout(), stderr: '' }), {
+      role: 'all',
+      url: started.url,
+    });
+    const logs = started
+      .stderr()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line).msg);
+    assert.ok(logs.includes(`Server listening at ${started.url}`), started.stderr());
+    assert.ok(logs.includes('shutting down'), started.stderr());
   });
 });
+
+describe('barge serve, production start', () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'barge-serve-production-'));
+  });
+  after(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('with no project it prints on stderr the commands that make one and a key; once one exists, nothing', async () => {
+    const url = `sqlite:${join(dir, 'production.sqlite')}`;
+    const hint =
+      /no project yet[^\n]*\n\n {4}npx barge project create <slug>\n {4}npx barge key create <slug> --name <name>\n/;
+    const empty = await serve(url, ['--json'], { BARGE_ENV: 'production' });
+    try {
+      await waitFor('the hint', empty.stderr, (text) => hint.test(text), { timeoutMs: 5000 });
+    } finally {
+      assert.equal(await stop(empty.child), 0, empty.stderr());
+    }
+    assert.deepEqual(oneJsonObject({ code: 0, stdout: empty.stdout(), stderr: '' }), { role: 'all', url: empty.url });
+    // Production makes no project and no key of its own.
+    assert.deepEqual(oneJsonObject(ok(await barge(url, 'project', 'list', '--json'))).projects, []);
+    assert.equal(existsSync(join(dir, 'first-start-key.txt')), false);
+
+    ok(await barge(url, 'project', 'create', 'acme'));
+    const next = await serve(url, [], { BARGE_ENV: 'production' });
+    assert.equal(await stop(next.child), 0, next.stderr());
+    assert.doesNotMatch(next.stderr(), /no project/);
+  });
+});
+
+/** The signing secret stored for a project of a SQLite file. */
+async function storedWebhookSecret(databaseUrl: string, slug: string): Promise<string | null | undefined> {
+  const database = openDatabase(databaseUrl, { writeThread: false });
+  try {
+    const row = await database.read
+      .selectFrom('projects')
+      .select('webhook_secret')
+      .where('slug', '=', slug)
+      .executeTakeFirst();
+    return row?.webhook_secret;
+  } finally {
+    await database.close();
+  }
+}
 
 /** Starts `barge serve --port 0` and waits until it says where it listens. */
 async function serve(
   databaseUrl: string,
   args: string[],
-): Promise<{ child: ChildProcess; url: string; stdout: string; stderr: () => string }> {
+  env: Record<string, string> = {},
+): Promise<{ child: ChildProcess; url: string; stdout: () => string; stderr: () => string }> {
   const child = spawn(process.execPath, [MAIN, 'serve', '--port', '0', ...args], {
-    env: childEnv(databaseUrl, { HOST: '127.0.0.1', BARGE_ENV: 'development', BARGE_LOG_LEVEL: 'warn' }),
+    env: childEnv(databaseUrl, { HOST: '127.0.0.1', BARGE_ENV: 'development', BARGE_LOG_LEVEL: 'warn', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -468,7 +567,7 @@ async function serve(
       reject(new Error(`serve exited with ${code}\nstdout: ${stdout}\nstderr: ${stderr}`));
     });
   });
-  return { child, url, stdout, stderr: () => stderr };
+  return { child, url, stdout: () => stdout, stderr: () => stderr };
 }
 
 /** SIGTERM, then the exit code (or the signal that ended the process instead). */

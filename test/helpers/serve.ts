@@ -37,13 +37,19 @@ export interface Exit {
   signal: NodeJS.Signals | null;
 }
 
-/** One `barge` child process, its stdout kept line by line and its stderr as text. */
+/**
+ * One `barge` child process: its stdout kept line by line, and its stderr split into the log lines
+ * (JSON; `serve --json` logs there) and the rest as text (warnings, notices, a crash's trace).
+ */
 export class BargeProcess {
   readonly child: ChildProcess;
   readonly lines: string[] = [];
+  readonly logLines: string[] = [];
+  /** What stderr held besides log lines. */
   stderr = '';
   readonly exited: Promise<Exit>;
   private partial = '';
+  private partialErr = '';
 
   constructor(args: string[], env: Record<string, string>) {
     // A clean environment: no BARGE_* setting of the developer's shell leaks into the test.
@@ -60,8 +66,13 @@ export class BargeProcess {
       this.lines.push(...parts);
     });
     this.child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-      // Keep the tail only: enough to explain a failure.
-      this.stderr = (this.stderr + chunk).slice(-20_000);
+      const parts = (this.partialErr + chunk).split('\n');
+      this.partialErr = parts.pop() ?? '';
+      for (const line of parts) {
+        if (line.startsWith('{"level":')) this.logLines.push(line);
+        // Keep the tail only: enough to explain a failure.
+        else this.stderr = `${this.stderr}${line}\n`.slice(-20_000);
+      }
     });
     this.exited = new Promise((resolve) => {
       this.child.once('exit', (code, signal) => resolve({ code, signal }));
@@ -72,10 +83,10 @@ export class BargeProcess {
     return this.child.exitCode === null && this.child.signalCode === null;
   }
 
-  /** Stdout lines that are JSON objects (pino logs and the `--json` start-up line). */
+  /** The lines of both streams that are JSON objects: the `--json` start-up line, and the logs. */
   jsonLines(): Record<string, unknown>[] {
     const out: Record<string, unknown>[] = [];
-    for (const line of this.lines) {
+    for (const line of [...this.lines, ...this.logLines]) {
       if (!line.startsWith('{')) continue;
       try {
         out.push(JSON.parse(line) as Record<string, unknown>);

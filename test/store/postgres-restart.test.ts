@@ -260,7 +260,7 @@ if (await privatePostgresAvailable()) {
         throw new Error(
           `${err.message}\nunfinished batches: ${JSON.stringify(relative(batches))}\n` +
             `pending deliveries: ${JSON.stringify(relative(deliveries))}\n` +
-            `worker logs:\n${workers.map((w) => w.lines.filter((l) => !l.includes('"level":30')).join('\n')).join('\n--\n')}`,
+            `worker logs:\n${workers.map((w) => w.logLines.filter((l) => !l.includes('"level":30')).join('\n')).join('\n--\n')}`,
         );
       });
       const delivered = deliveredIds();

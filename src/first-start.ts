@@ -1,0 +1,84 @@
+/**
+ * A start on a database with no project: in development a `default` project, one API key and its
+ * webhook signing secret, shown once, so a new user can call the API and verify its webhooks right
+ * away; in production a hint naming the commands that make them.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { Config } from './config.js';
+import type { Clock } from './domain/clock.js';
+import { createApiKey } from './store/admin/api-keys.js';
+import { countProjects, createProject } from './store/admin/projects.js';
+import type { Database } from './store/database.js';
+
+/**
+ * Where the development key and secret of a first start go: to the terminal when one is watching,
+ * and otherwise to a file only its owner may read (beside the SQLite file, or in ./data), never
+ * into stdout or stderr that a log pipeline collects. A line says where they went.
+ */
+export function firstStartKeyAnnouncer(config: Config, options: { terminal: boolean }): (text: string) => void {
+  if (options.terminal) return (text) => process.stdout.write(text);
+  return (text) => {
+    const sqlite = config.databaseUrl.startsWith('sqlite:') ? config.databaseUrl.slice('sqlite:'.length) : null;
+    const dir = sqlite && sqlite !== ':memory:' ? dirname(sqlite) : './data';
+    const path = join(dir, 'first-start-key.txt');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    writeFileSync(path, text, { mode: 0o600 });
+    process.stderr.write(
+      `barge: first start: created project 'default'; its API key and webhook signing secret are in ${path} (readable by you only)\n`,
+    );
+  };
+}
+
+/**
+ * What a production start with no project prints (on stderr: it holds no secret, and under
+ * `serve --json` stdout is the start-up object's): nothing can call the API until an operator
+ * makes a project and a key, and these are the commands.
+ */
+const NO_PROJECT_HINT = [
+  'barge: no project yet (BARGE_ENV=production), so no API key works. Create one, and a key for it:',
+  '',
+  '    npx barge project create <slug>',
+  '    npx barge key create <slug> --name <name>',
+  '',
+  'Each prints its secret once (the webhook signing secret, the API key).',
+  '',
+].join('\n');
+
+/** Runs once the database is migrated; does nothing when a project exists. */
+export async function firstStart(
+  database: Database,
+  config: Config,
+  clock: Clock,
+  announce: (text: string) => void = (text) => process.stdout.write(text),
+): Promise<void> {
+  if ((await countProjects(database)) > 0) return;
+  if (config.env === 'production') {
+    process.stderr.write(NO_PROJECT_HINT);
+    return;
+  }
+  const now = clock.now();
+  const project = await createProject(database, 'default', now, config.secretKey);
+  // Another process starting on the same database made it first, and showed its key.
+  if (project === 'slug_taken') return;
+  const { key } = await createApiKey(database, {
+    projectId: project.id,
+    name: 'development',
+    expiresAt: null,
+    now,
+  });
+  announce(
+    [
+      '',
+      'barge: first start on an empty database (BARGE_ENV=development).',
+      "Created project 'default', this API key and its webhook signing secret. They are shown only once:",
+      '',
+      `    API key:                 ${key}`,
+      `    webhook signing secret:  ${project.webhookSecret}`,
+      '',
+      'Next: the README walks through loading a svc-mock cargo with the key (POST /cargo/load), and',
+      'verifying the webhooks barge signs with the secret.',
+      '',
+    ].join('\n'),
+  );
+}
