@@ -429,7 +429,8 @@ async function drainRunOn(options: Options, run: number, emulated: Emulated | nu
   return withFreshDatabase(options.pgUrl, TEMP_PREFIX, async (bench) => {
     const { projectId } = await createBenchProject(bench.database);
     const others = [];
-    for (let i = 1; i < options.projects; i++) others.push(await benchProject(bench.database, Date.now(), `bench-${i}`));
+    for (let i = 1; i < options.projects; i++)
+      others.push(await benchProject(bench.database, Date.now(), `bench-${i}`));
     const insertMs = await insertPending(bench.database, [projectId, ...others], options.n, emulated?.route);
     const profile = cpuProfFlags(options.cpuProfDir);
     const spawnedAt = performance.now();
