@@ -29,7 +29,7 @@ import { type Database, openDatabase, outageMessage } from './store/database.js'
 import { GroupCommitWriter } from './store/group-commit.js';
 import { migrate } from './store/migrate.js';
 import { NEW_CARGO_CHANNEL, newCargoNotice, notifyResultsStored, RESULTS_STORED_CHANNEL } from './store/notify.js';
-import { isDatabaseUnavailable } from './store/outage.js';
+import { isDatabaseUnavailable, OUTAGE_RETRY_MS } from './store/outage.js';
 import { acceptedCargoStatements } from './store/storage-usage.js';
 
 /**
@@ -77,6 +77,11 @@ export interface Service {
   database: Database;
   /** The address the API listens on, when it does. */
   url: string | null;
+  /**
+   * Resolves once the database is prepared and the workers run: at once, unless the database did
+   * not answer at start. Rejects when preparing it fails otherwise (logged); the process should end.
+   */
+  ready: Promise<void>;
   /** Starts the worker loops (when startWorkers was false). */
   start(): void;
   /** Runs every worker step until none has work (tests drive the workers with this and a manual clock). */
@@ -109,18 +114,31 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
           ? logger.warn({ err: event.error.message }, outageMessage(event))
           : logger.warn({ down_ms: event.downMs }, outageMessage(event)),
     });
+  const prepare = async () => {
+    await migrate(database);
+    // A key added since the last start seals the secrets stored before it (docs/security.md).
+    if (config.secretKey) {
+      const sealed = await sealPlaintextWebhookSecrets(database, config.secretKey);
+      if (sealed > 0) logger.info({ projects: sealed }, 'sealed plaintext webhook signing secrets');
+    }
+    await firstStart(database, config, clock, deps.announce);
+  };
+  // A database that does not answer at start is waited for, as one that goes away later is: the
+  // process listens, answers 503 until it is prepared (startup-gate.ts), and prepares it and
+  // starts the workers once it answers (preparedLater, below). Any other failure ends the start.
+  let prepared = !ownsDatabase;
+  let closing: Promise<void> | null = null;
+  // Only a process that is waiting gets the gate: a hook on every request costs the hot path.
+  const gate = () => (prepared ? {} : { prepared: () => prepared });
   if (ownsDatabase) {
     try {
-      await migrate(database);
-      // A key added since the last start seals the secrets stored before it (docs/security.md).
-      if (config.secretKey) {
-        const sealed = await sealPlaintextWebhookSecrets(database, config.secretKey);
-        if (sealed > 0) logger.info({ projects: sealed }, 'sealed plaintext webhook signing secrets');
-      }
-      await firstStart(database, config, clock, deps.announce);
+      await prepare();
+      prepared = true;
     } catch (err) {
-      await database.close();
-      throw err;
+      if (!isDatabaseUnavailable(err)) {
+        await database.close();
+        throw err;
+      }
     }
   }
   const log = (component: string) => logger.child({ component });
@@ -201,7 +219,7 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
       );
     }
   };
-  if (deps.startWorkers !== false) await start();
+  if (prepared && deps.startWorkers !== false) await start();
 
   let app: FastifyInstance | null = null;
   let writer: GroupCommitWriter<NewCargo> | null = null;
@@ -248,23 +266,53 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
       logger,
       writeCargo: (row) => cargoWriter.write(row),
       version: packageVersion(),
+      ...gate(),
       ...(prometheus ? { metrics: { registry: prometheus.registry, token: config.metrics.token } } : {}),
     });
     url = await app.listen(deps.listen ?? { host: config.host, port: config.port });
   } else if (prometheus && config.metrics.workerPort !== null) {
     // A worker has no API; it answers /health and /metrics on a port of its own.
-    app = await buildProbeServer({ database, registry: prometheus.registry, token: config.metrics.token, logger });
+    app = await buildProbeServer({
+      database,
+      registry: prometheus.registry,
+      token: config.metrics.token,
+      logger,
+      ...gate(),
+    });
     url = await app.listen({ host: config.host, port: config.metrics.workerPort });
   }
   if (prometheus) registerQueueGauges(prometheus, database, clock);
 
-  let closing: Promise<void> | null = null;
+  /** Prepares the database once it answers, retried as a worker step is; then starts the workers. */
+  const preparedLater = async () => {
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, OUTAGE_RETRY_MS));
+      if (closing) return;
+      try {
+        await prepare();
+        break;
+      } catch (err) {
+        if (closing) return;
+        if (!isDatabaseUnavailable(err)) throw err;
+      }
+    }
+    if (closing) return;
+    prepared = true;
+    logger.info('database prepared');
+    if (deps.startWorkers !== false) await start();
+  };
   return {
     app,
     pipeline,
     delivery,
     database,
     url,
+    ready: prepared
+      ? Promise.resolve()
+      : preparedLater().catch((err: unknown) => {
+          logger.error({ err }, 'could not prepare the database');
+          throw err;
+        }),
     start() {
       void start();
     },
@@ -281,7 +329,8 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
         if (app) await closeApp(app);
         if (writer) await writer.close();
         for (const stop of unlisten) await stop();
-        for (const worker of workers) await worker.stop();
+        // Workers that never started (the database never answered) hold nothing to give back.
+        if (prepared) for (const worker of workers) await worker.stop();
         if (ownsDatabase) await database.close();
       })();
       return closing;

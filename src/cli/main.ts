@@ -69,6 +69,9 @@ program
       // line must get a clean shutdown, not the default kill.
       process.once('SIGTERM', () => stop('SIGTERM'));
       process.once('SIGINT', () => stop('SIGINT'));
+      // A database that did not answer at start is prepared when it does; if that fails (logged),
+      // the process ends for its supervisor to see.
+      service.ready.catch(() => service.close().finally(() => process.exit(1)));
       print(
         out,
         { role: opts.role, url: service.url },

@@ -17,6 +17,7 @@ import type { RateLimitOptions } from './rate-limit.js';
 import { installJsonBody } from './request-body.js';
 import { registerHealth } from './routes/health.js';
 import { registerMetrics } from './routes/metrics.js';
+import { installStartupGate } from './startup-gate.js';
 import { StorageBudget } from './storage-budget.js';
 import { boundedValidatorFactory } from './validation.js';
 
@@ -31,6 +32,8 @@ export interface AppDeps {
   version: string;
   /** The process's metrics, served at GET /metrics. */
   metrics?: { registry: Registry; token: string | null };
+  /** Whether the database is prepared; until then requests answer 503 (startup-gate.ts). Default: it is. */
+  prepared?: () => boolean;
 }
 
 /** Builds the HTTP app from explicit dependencies; listening and signals are its caller's business. */
@@ -99,6 +102,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installJsonBody(app, config.bodyLimitBytes);
   // Before the routes, so the OpenAPI document sees every one of them.
   await registerDocs(app, deps.version);
+  // Before the cargo scope is registered, which inherits it.
+  if (deps.prepared) installStartupGate(app, deps.prepared);
 
   registerHealth(app, deps);
   if (deps.metrics) registerMetrics(app, deps.metrics);
@@ -149,8 +154,10 @@ export async function buildProbeServer(deps: {
   registry: Registry;
   token: string | null;
   logger: FastifyBaseLogger;
+  prepared?: () => boolean;
 }): Promise<FastifyInstance> {
   const app = Fastify({ loggerInstance: deps.logger });
+  if (deps.prepared) installStartupGate(app, deps.prepared);
   registerHealth(app, deps);
   registerMetrics(app, deps);
   return app;
