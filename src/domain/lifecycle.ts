@@ -70,6 +70,11 @@ export type OutboxStatus = (typeof OUTBOX_STATUSES)[keyof typeof OUTBOX_STATUSES
 export const CARGO_MOVES = Object.freeze({
   /** The batcher puts it in a batch. */
   batch: { from: ['pending'], to: ['batched'] },
+  /**
+   * A batch that waited (its provider turned a create away) is refilled before it tries again:
+   * its cargo go back to pending and are taken again round robin with what arrived meanwhile.
+   */
+  refill: { from: ['batched'], to: ['pending'] },
   /** The provider accepted the batch. */
   submit: { from: ['batched'], to: ['processing'] },
   /** Its result is stored (a batch that failed as a whole stores results too). */

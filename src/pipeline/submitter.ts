@@ -1,10 +1,11 @@
 /** Sending a leased `submitting` batch to its provider, without ever losing or doubling a job. */
-import type { FoundJob, Provider } from '../providers/provider.js';
+import { type FoundJob, type Provider, ProviderError } from '../providers/provider.js';
 import type { BatchRow } from '../store/batches/due.js';
+import { refillBatch } from '../store/batches/form.js';
 import { markBatchSubmitted } from '../store/batches/mark-submitted.js';
 import { countProviderBatches } from '../store/batches/provider-batches.js';
 import { batchRequests } from '../store/batches/requests.js';
-import { rescheduleBatch } from '../store/batches/reschedule.js';
+import { markBatchEnded, rescheduleBatch } from '../store/batches/reschedule.js';
 import { recordedJobIds, recordSubmitIntent, saveProviderState } from '../store/batches/submit-steps.js';
 import { isDatabaseUnavailable, retryThroughOutage } from '../store/outage.js';
 import { countCargoMoves, type PipelineContext } from './context.js';
@@ -31,17 +32,33 @@ class LeaseLost extends Error {}
  * guarded by the batch having no job, not by the lease); if another worker recorded a different
  * job first, this one is canceled, so no second job runs unwatched.
  */
-export async function submitBatch(ctx: PipelineContext, batch: BatchRow): Promise<void> {
+export async function submitBatch(ctx: PipelineContext, claimed: BatchRow): Promise<void> {
+  let batch = claimed;
   const provider = ctx.providers.get(batch.provider);
   if (!provider) {
     await retryLater(ctx, batch, `provider '${batch.provider}' is not configured`, ctx.clock.now() + 60_000);
     return;
   }
-  // The adapter's state as the last persisted step left it (what a failed batch leaves to clean up).
-  const progress = { state: batch.provider_state };
+  // The adapter's state as the last persisted step left it (what a failed batch leaves to clean up),
+  // and whether a failure came from a submit step (rather than a lookup or the store).
+  const progress = { state: batch.provider_state, inStep: false };
   try {
     if (batch.submit_started_at !== null && (await adoptLostJob(ctx, provider, batch))) return;
     if (await waitsForJobSlot(ctx, provider, batch)) return;
+    if (batch.attempts > 0 && batch.submit_started_at === null && batch.provider_state === null) {
+      const refilled = await refill(ctx, provider, batch);
+      if (!refilled) return;
+      if (refilled.cargo_count === 0) {
+        await markBatchEnded(ctx.database, {
+          batchId: batch.id,
+          workerId: ctx.workerId,
+          reason: 'empty',
+          now: ctx.clock.now(),
+        });
+        return;
+      }
+      batch = refilled;
+    }
     if (
       !(await recordSubmitIntent(ctx.database, { batchId: batch.id, workerId: ctx.workerId, now: ctx.clock.now() }))
     ) {
@@ -64,8 +81,40 @@ export async function submitBatch(ctx: PipelineContext, batch: BatchRow): Promis
       return;
     }
     ctx.log.warn({ batch: batch.id, provider: batch.provider, err }, 'batch submission failed; will retry');
-    await retryLater(ctx, batch, verdict.error, verdict.at, verdict.refused);
+    // A refusal answered to this try's first create: no job exists, and none was lost before it.
+    const noJobMade =
+      progress.inStep && batch.submit_started_at === null && err instanceof ProviderError && err.kind !== 'retryable';
+    await retryLater(ctx, batch, verdict.error, verdict.at, verdict.refused, noJobMade);
   }
+}
+
+/**
+ * A batch that waited after its provider turned it away (a queue cap's 429, a refusal) takes its
+ * contents again before it tries once more, round robin with the cargo other projects sent
+ * meanwhile: so a later project's cargo rides in the next job the provider accepts, not behind the
+ * waiting batch. Only done when no job can hold the batch's requests (no create's answer lost,
+ * nothing uploaded yet). The refilled batch, or null when the lease was lost.
+ */
+async function refill(ctx: PipelineContext, provider: Provider, batch: BatchRow): Promise<BatchRow | null> {
+  const now = ctx.clock.now();
+  const refilled = await refillBatch(
+    ctx.database,
+    { batchId: batch.id, workerId: ctx.workerId },
+    {
+      provider: batch.provider,
+      providerModel: batch.provider_model,
+      maxRequests: Math.min(provider.limits.maxRequests, ctx.settings.batchMaxSize),
+      maxBytes: provider.limits.maxBytes,
+      now,
+    },
+  );
+  if (!refilled) return null;
+  return {
+    ...batch,
+    cargo_count: refilled.cargoCount,
+    request_count: refilled.requestCount,
+    request_bytes: refilled.requestBytes,
+  };
 }
 
 /**
@@ -96,12 +145,13 @@ async function submitSteps(
   ctx: PipelineContext,
   provider: Provider,
   batch: BatchRow,
-  progress: { state: string | null },
+  progress: { state: string | null; inStep: boolean },
 ): Promise<void> {
   // The requests stream from the store as the provider consumes them; a bounded number of
   // batches are handed over at a time, as a provider may hold what it was given until it sends.
   const requestCount = jobRequestCount(batch, provider);
   for (let step = 0; step < MAX_STEPS; step++) {
+    progress.inStep = true;
     const result = await ctx.budgets.submissions.of(batch.provider).run(batch.request_bytes, () =>
       provider.submit({
         batchId: batch.id,
@@ -111,6 +161,7 @@ async function submitSteps(
         state: progress.state,
       }),
     );
+    progress.inStep = false;
     if (result.kind === 'progress') {
       const saved = await saveProviderState(ctx.database, {
         batchId: batch.id,
@@ -203,7 +254,16 @@ async function retryLater(
   error: string,
   at: number,
   refused = false,
+  noJobMade = false,
 ): Promise<void> {
-  const retry = { batchId: batch.id, workerId: ctx.workerId, nextCheckAt: at, now: ctx.clock.now(), error, refused };
+  const retry = {
+    batchId: batch.id,
+    workerId: ctx.workerId,
+    nextCheckAt: at,
+    now: ctx.clock.now(),
+    error,
+    refused,
+    noJobMade,
+  };
   await retryThroughOutage(() => rescheduleBatch(ctx.database, retry), ctx.settings.leaseMs);
 }

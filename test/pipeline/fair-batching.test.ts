@@ -2,18 +2,23 @@
  * Fair forming, from outside: a model's pending cargo are taken into a batch round robin across
  * projects (each project's oldest first), so one project's backlog never pushes another project's
  * cargo out of the next batch. `barge serve --role worker` processes (two on PostgreSQL) form the
- * batches of cargo written before they start.
+ * batches of cargo written before they start; and a batch the provider's queue cap turned away
+ * takes its contents again before it retries, so a later project's cargo rides in the next job.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { insertCargo } from '../../src/store/cargo/insert.js';
+import { type AnthropicEmulator, startAnthropicEmulator } from '../helpers/anthropic-emulator.js';
 import { createProjectWithKey } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
 import { pendingCargoRow } from '../helpers/cargo-rows.js';
-import { assertBuildIsFresh, BargeProcess } from '../helpers/serve.js';
+import { serveHarness } from '../helpers/harness.js';
+import { oneBatchOf } from '../helpers/held-create.js';
+import { assertBuildIsFresh, BargeProcess, loadOverHttp } from '../helpers/serve.js';
 import { waitFor } from '../helpers/wait.js';
 
 const BATCH = 20;
+const CREATE_PATH = /^\/v1\/messages\/batches$/;
 
 for (const backend of await backends({ childProcesses: true })) {
   describe(`fair forming on ${backend.name}`, () => {
@@ -101,6 +106,53 @@ for (const backend of await backends({ childProcesses: true })) {
         .limit(1)
         .executeTakeFirstOrThrow();
       assert.ok(first.has(firstOfA.batch_id as string), "A's oldest cargo is in a first batch");
+    });
+  });
+}
+
+for (const backend of await backends({ childProcesses: true })) {
+  describe(`a queue cap answered with 429, on ${backend.name}`, () => {
+    const h = serveHarness(backend);
+    let anthropic: AnthropicEmulator;
+    before(async () => {
+      anthropic = await startAnthropicEmulator();
+    });
+    after(() => anthropic.close());
+
+    test("project A's batch turned away by the queue cap; project B's later cargo rides in the next job started", async () => {
+      const creates = () => anthropic.batches();
+      const { url } = await h.serveAll({
+        ANTHROPIC_API_KEY: anthropic.apiKey,
+        ANTHROPIC_BASE_URL: anthropic.url,
+        ...oneBatchOf(2),
+      });
+      const a = await createProjectWithKey(h.db.database);
+      const b = await createProjectWithKey(h.db.database);
+      const ask = (content: string) => ({
+        params: { model: 'claude-sonnet-4-5', max_tokens: 20, messages: [{ role: 'user', content }] },
+      });
+      const contentsOf = (batch: { requests: { params: { messages: { content: unknown }[] } }[] }) =>
+        batch.requests.map((r) => r.params.messages[0]?.content);
+
+      // A's first job runs; its queue is then full, and the next create is answered 429 for 3 s.
+      await loadOverHttp(url, a.key, ask('a 1'));
+      await loadOverHttp(url, a.key, ask('a 2'));
+      await waitFor('the first job', creates, (jobs) => jobs.length === 1, { timeoutMs: 10_000 });
+      anthropic.faults.failNext(1, { method: 'POST', path: CREATE_PATH, status: 429, retryAfterSeconds: 3 });
+      const refusedAt = anthropic.log.length;
+      await loadOverHttp(url, a.key, ask('a 3'));
+      await loadOverHttp(url, a.key, ask('a 4'));
+      await waitFor(
+        'the second create turned away',
+        () => anthropic.log.slice(refusedAt).filter((r) => r.method === 'POST' && r.status === 429).length,
+        (n) => n === 1,
+        { timeoutMs: 10_000 },
+      );
+      // B's single cargo arrives while A's batch waits out the cap.
+      await loadOverHttp(url, b.key, ask('b 1'));
+
+      const [, next] = await waitFor('the next job', creates, (jobs) => jobs.length === 2, { timeoutMs: 15_000 });
+      assert.deepEqual(contentsOf(next as never), ['a 3', 'b 1'], "round robin: A's oldest, then B's");
     });
   });
 }

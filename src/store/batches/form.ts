@@ -3,6 +3,7 @@ import type { Transaction } from 'kysely';
 import { movableFrom } from '../../domain/lifecycle.js';
 import { chunks } from '../chunks.js';
 import type { Database } from '../database.js';
+import { assertBatchLease, type BatchLease, LeaseLostError } from '../leases.js';
 import type { Schema } from '../schema.js';
 
 export interface FormBatchInput {
@@ -24,8 +25,8 @@ export interface FormedBatch {
 
 /**
  * Moves pending cargo of one group into a new batch, taken round robin across projects (each
- * project's oldest first), in one transaction: no cargo can end up in two batches. On PostgreSQL the candidate rows are locked with SKIP LOCKED, so several
- * workers form disjoint batches at once; SQLite has a single writer, and its transaction holds the
+ * project's oldest first), in one transaction: no cargo can end up in two batches. On PostgreSQL
+ * the candidate rows are locked with SKIP LOCKED, so several workers form disjoint batches at once; SQLite has a single writer, and its transaction holds the
  * write lock from the start (BEGIN IMMEDIATE), so the rows read are the rows moved.
  */
 export async function formBatch(database: Database, input: FormBatchInput): Promise<FormedBatch | null> {
@@ -57,16 +58,76 @@ export async function formBatch(database: Database, input: FormBatchInput): Prom
         updated_at: input.now,
       })
       .execute();
-    for (const part of chunks(chosen.ids)) {
-      await tx
-        .updateTable('cargo')
-        .set({ status: 'batched', batch_id: input.batchId, updated_at: input.now })
-        .where('id', 'in', part)
-        .where('status', 'in', movableFrom('batch'))
-        .execute();
-    }
+    await moveIntoBatch(tx, chosen.ids, input);
     return { batchId: input.batchId, cargoCount: chosen.ids.length, requestCount: chosen.requests };
   });
+}
+
+/** What a refilled batch holds now. */
+export interface RefilledBatch {
+  cargoCount: number;
+  requestCount: number;
+  requestBytes: number;
+}
+
+/**
+ * Takes a leased batch's contents again, in one transaction: its cargo go back to pending and the
+ * batch takes the group's pending cargo round robin across projects, as forming does, so cargo of
+ * another project that arrived while it waited for its provider ride in it. Only for a batch no
+ * job can hold (no create whose answer was lost, nothing uploaded): the caller checks. Null when
+ * the lease was lost (nothing changed). Each project's oldest come first, so a batch that takes
+ * nothing new keeps what it had.
+ */
+export async function refillBatch(
+  database: Database,
+  lease: BatchLease,
+  input: Omit<FormBatchInput, 'batchId' | 'onlyIfFull'>,
+): Promise<RefilledBatch | null> {
+  return database.write
+    .transaction()
+    .execute(async (tx) => {
+      await assertBatchLease(tx, database.dialect, lease);
+      await tx
+        .updateTable('cargo')
+        .set({ status: 'pending', batch_id: null, updated_at: input.now })
+        .where('batch_id', '=', lease.batchId)
+        .where('status', 'in', movableFrom('refill'))
+        .execute();
+      const group = { ...input, batchId: lease.batchId, onlyIfFull: false };
+      const chosen = chooseCargo(await selectCandidates(tx, database.dialect, group), group);
+      const refilled = {
+        cargoCount: chosen?.ids.length ?? 0,
+        requestCount: chosen?.requests ?? 0,
+        requestBytes: chosen?.bytes ?? 0,
+      };
+      if (chosen) await moveIntoBatch(tx, chosen.ids, group);
+      await tx
+        .updateTable('batches')
+        .set({
+          cargo_count: refilled.cargoCount,
+          request_count: refilled.requestCount,
+          request_bytes: refilled.requestBytes,
+          updated_at: input.now,
+        })
+        .where('id', '=', lease.batchId)
+        .execute();
+      return refilled;
+    })
+    .catch((err: unknown) => {
+      if (err instanceof LeaseLostError) return null;
+      throw err;
+    });
+}
+
+async function moveIntoBatch(tx: Transaction<Schema>, ids: string[], input: FormBatchInput): Promise<void> {
+  for (const part of chunks(ids)) {
+    await tx
+      .updateTable('cargo')
+      .set({ status: 'batched', batch_id: input.batchId, updated_at: input.now })
+      .where('id', 'in', part)
+      .where('status', 'in', movableFrom('batch'))
+      .execute();
+  }
 }
 
 interface Candidate {

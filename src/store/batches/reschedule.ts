@@ -17,6 +17,11 @@ export async function rescheduleBatch(
     error?: string;
     refused?: boolean;
     polled?: boolean;
+    /**
+     * The provider answered the create with a refusal (a 429 or a 4xx), so no job was made, and
+     * no earlier try's answer was lost: there is no job to look for before the next try.
+     */
+    noJobMade?: boolean;
   },
 ): Promise<void> {
   await leasedBatchUpdate(database, input)
@@ -28,6 +33,7 @@ export async function rescheduleBatch(
       ...(input.error === undefined ? {} : { last_error: input.error, attempts: eb('attempts', '+', 1) }),
       ...(input.refused ? { refusals: eb('refusals', '+', 1) } : {}),
       ...(input.polled ? { poll_count: eb('poll_count', '+', 1) } : {}),
+      ...(input.noJobMade ? { submit_started_at: null } : {}),
     }))
     .execute();
 }
