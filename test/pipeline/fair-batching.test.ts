@@ -10,11 +10,11 @@ import { after, before, describe, test } from 'node:test';
 import { insertCargo } from '../../src/store/cargo/insert.js';
 import { type AnthropicEmulator, startAnthropicEmulator } from '../helpers/anthropic-emulator.js';
 import { createProjectWithKey } from '../helpers/app.js';
-import { backends, type TestDatabase } from '../helpers/backends.js';
+import { backends } from '../helpers/backends.js';
 import { pendingCargoRow } from '../helpers/cargo-rows.js';
 import { serveHarness } from '../helpers/harness.js';
 import { oneBatchOf } from '../helpers/held-create.js';
-import { assertBuildIsFresh, BargeProcess, loadOverHttp } from '../helpers/serve.js';
+import { loadOverHttp } from '../helpers/serve.js';
 import { waitFor } from '../helpers/wait.js';
 
 const BATCH = 20;
@@ -22,23 +22,10 @@ const CREATE_PATH = /^\/v1\/messages\/batches$/;
 
 for (const backend of await backends({ childProcesses: true })) {
   describe(`fair forming on ${backend.name}`, () => {
-    let db: TestDatabase;
-    const workers: BargeProcess[] = [];
-    before(async () => {
-      assertBuildIsFresh();
-      db = await backend.create();
-    });
-    after(async () => {
-      for (const worker of workers) {
-        if (worker.alive) {
-          worker.child.kill('SIGKILL');
-          await worker.exited;
-        }
-      }
-      await db?.drop();
-    });
+    const h = serveHarness(backend);
 
     test(`50 cargo of project A, then 5 of project B, batches of ${BATCH}: B's ride in the first batches formed`, async () => {
+      const db = h.db;
       const a = await createProjectWithKey(db.database);
       const b = await createProjectWithKey(db.database);
       const start = Date.now() - 60_000;
@@ -52,19 +39,8 @@ for (const backend of await backends({ childProcesses: true })) {
 
       // Two workers form at once on PostgreSQL; a SQLite file has one writer.
       const count = backend.name === 'postgres' ? 2 : 1;
-      for (let i = 0; i < count; i++) {
-        workers.push(
-          new BargeProcess(['serve', '--role', 'worker', '--json'], {
-            BARGE_DATABASE_URL: db.url,
-            BARGE_ENV: 'production',
-            BARGE_LOG_LEVEL: 'warn',
-            BARGE_MOCK_LATENCY_MS: '0',
-            BARGE_BATCH_MAX_SIZE: String(BATCH),
-            BARGE_BATCH_MAX_WAIT_MS: '0',
-          }),
-        );
-      }
-      for (const worker of workers) await worker.started();
+      const env = { BARGE_BATCH_MAX_SIZE: String(BATCH) };
+      await Promise.all(Array.from({ length: count }, () => h.serve('worker', env)));
 
       const read = db.database.read;
       await waitFor(
