@@ -192,6 +192,7 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
       },
       {
         idleMaxMs,
+        shutdownGraceMs: 10_000,
         onResultsStored: () => {
           deliveryWorker.wake();
           notifyResultsStored(database).catch((err: unknown) => {

@@ -23,7 +23,7 @@ export interface BatchStepsOptions {
  * lease lapses.
  */
 export class BatchSteps {
-  private readonly running = new Map<string, { provider: string; done: Promise<void> }>();
+  private readonly running = new Map<string, { provider: string; done: Promise<void>; renewal: NodeJS.Timeout }>();
 
   constructor(
     private readonly ctx: PipelineContext,
@@ -67,9 +67,19 @@ export class BatchSteps {
     return submitting.length + processing.length;
   }
 
-  /** Waits for every step in flight to end (graceful stop). */
+  /** Waits for every step in flight to end. */
   async drain(): Promise<void> {
     while (this.running.size > 0) await Promise.all([...this.running.values()].map((r) => r.done));
+  }
+
+  /**
+   * Waits for the steps in flight, at most `graceMs` (a call may be slow at its provider for up to
+   * the call deadline): the leases of those still running are then given back with the rest, and
+   * another worker takes their batches over as after a crash (an open create is looked for first).
+   */
+  async stop(graceMs: number): Promise<void> {
+    await Promise.race([this.drain(), new Promise((resolve) => setTimeout(resolve, graceMs).unref())]);
+    for (const { renewal } of this.running.values()) clearInterval(renewal);
   }
 
   private providersAtCapacity(): string[] {
@@ -92,7 +102,7 @@ export class BatchSteps {
         this.running.delete(batch.id);
         this.options.onStepDone(storedResults);
       });
-    this.running.set(batch.id, { provider: batch.provider, done });
+    this.running.set(batch.id, { provider: batch.provider, done, renewal });
   }
 
   private renewLease(batchId: string): NodeJS.Timeout {

@@ -14,6 +14,8 @@ export function newWorkerId(): string {
 
 export interface PipelineWorkerOptions {
   idleMaxMs: number;
+  /** How long stop() waits for batch steps in flight before giving their leases back. */
+  shutdownGraceMs: number;
   /** Results were stored (deliveries may be due): the delivery worker wakes. */
   onResultsStored: () => void;
 }
@@ -34,7 +36,7 @@ export class PipelineWorker {
 
   constructor(
     private readonly ctx: PipelineContext,
-    options: PipelineWorkerOptions,
+    private readonly options: PipelineWorkerOptions,
   ) {
     const loop = { clock: ctx.clock, log: ctx.log, metrics: ctx.metrics, idleMaxMs: options.idleMaxMs };
     this.steps = new BatchSteps(ctx, {
@@ -65,10 +67,10 @@ export class PipelineWorker {
     this.batcher.wake();
   }
 
-  /** Stops taking work, waits for in-flight steps, and gives up remaining leases. */
+  /** Stops taking work, waits (bounded) for in-flight steps, and gives up remaining leases. */
   async stop(): Promise<void> {
     await Promise.all(this.loops.map((loop) => loop.stop()));
-    await this.steps.drain();
+    await this.steps.stop(this.options.shutdownGraceMs);
     await releaseLeases(this.ctx.database, 'batches', this.ctx.workerId);
   }
 
