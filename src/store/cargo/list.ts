@@ -25,12 +25,15 @@ export interface ListedCargo {
 }
 
 /**
- * One page of a project's cargo, newest first, by keyset on the id: cargo ids are ULIDs made from
- * the clock reading that is also their `created_at` (src/domain/ids.ts), so "newest first" is id
- * order, the time filters are id bounds, and a page is one range of `cargo_by_project` (or of
- * `cargo_by_project_status` / `cargo_by_project_model` with a filter), `limit + 1` rows long at any
- * depth. Cargo created meanwhile sort above every page already read, so a cursor stays valid.
- * The time filters are also checked on `created_at` itself, which costs nothing in the range.
+ * One page of a project's cargo, newest first, by keyset on the id: cargo ids are monotonic ULIDs
+ * (src/domain/ids.ts), so "newest first" is id order and a page is one range of `cargo_by_project`
+ * (or of `cargo_by_project_status` / `cargo_by_project_model` with a filter), `limit + 1` rows long
+ * at any depth. Cargo created meanwhile sort above every page already read: a cursor stays valid.
+ *
+ * An id's time is its `created_at` or later, never earlier (the monotonic factory keeps the last
+ * time when the clock steps back), so `created_after` also bounds the range from below; the time
+ * filters themselves are checked on `created_at`. `created_before` has no id bound: the range
+ * starts at the newest cargo (or the cursor) and passes those created since.
  */
 export async function listCargo(
   database: Database,
@@ -54,11 +57,7 @@ export async function listCargo(
   if (filter.status !== undefined) query = query.where('c.status', '=', filter.status);
   if (filter.model !== undefined) query = query.where('c.model', '=', filter.model);
   if (filter.after !== undefined) query = query.where('c.id', '<', filter.after);
-  if (filter.createdBefore !== undefined) {
-    query = query
-      .where('c.id', '<', firstIdAt('crg', filter.createdBefore))
-      .where('c.created_at', '<', filter.createdBefore);
-  }
+  if (filter.createdBefore !== undefined) query = query.where('c.created_at', '<', filter.createdBefore);
   if (filter.createdAfter !== undefined) {
     query = query
       .where('c.id', '>=', firstIdAt('crg', filter.createdAfter + 1))
