@@ -48,23 +48,19 @@ export async function submitBatch(ctx: PipelineContext, claimed: BatchRow): Prom
     if (batch.attempts > 0 && batch.submit_started_at === null && batch.provider_state === null) {
       const refilled = await refill(ctx, provider, batch);
       if (!refilled) return;
-      if (refilled.cargo_count === 0) {
-        await markBatchEnded(ctx.database, {
-          batchId: batch.id,
-          workerId: ctx.workerId,
-          reason: 'empty',
-          now: ctx.clock.now(),
-        });
-        return;
-      }
       batch = refilled;
     }
-    if (
-      !(await recordSubmitIntent(ctx.database, { batchId: batch.id, workerId: ctx.workerId, now: ctx.clock.now() }))
-    ) {
-      throw new LeaseLost();
+    const size = await recordSubmitIntent(ctx.database, {
+      batchId: batch.id,
+      workerId: ctx.workerId,
+      now: ctx.clock.now(),
+    });
+    if (!size) throw new LeaseLost();
+    if (size.cargo_count === 0) {
+      await endCanceledBatch(ctx, batch);
+      return;
     }
-    await submitSteps(ctx, provider, batch, progress);
+    await submitSteps(ctx, provider, { ...batch, ...size }, progress);
   } catch (err) {
     if (err instanceof LeaseLost) return;
     // A database outage is reported once by the store; the batch is given back when it is over.
@@ -134,6 +130,17 @@ async function waitsForJobSlot(ctx: PipelineContext, provider: Provider, batch: 
     now,
   });
   return true;
+}
+
+/** Every cargo of the batch was canceled before its submission began: it ends without a job. */
+async function endCanceledBatch(ctx: PipelineContext, batch: BatchRow): Promise<void> {
+  await markBatchEnded(ctx.database, {
+    batchId: batch.id,
+    workerId: ctx.workerId,
+    reason: 'canceled',
+    now: ctx.clock.now(),
+  });
+  ctx.log.info({ batch: batch.id, provider: batch.provider }, 'every cargo of the batch was canceled; no job made');
 }
 
 /** Requests the job holds: the batch's, padded up to the provider's minimum. */
