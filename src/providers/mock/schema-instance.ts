@@ -129,30 +129,52 @@ function stringInstance(schema: Schema, variant: number, budget: Budget): string
 }
 
 function numberInstance(schema: Schema, integer: boolean, variant: number): number {
-  const step = typeof schema.multipleOf === 'number' && schema.multipleOf > 0 ? schema.multipleOf : integer ? 1 : 0;
-  const min = typeof schema.minimum === 'number' ? schema.minimum : undefined;
-  const exclusiveMin = typeof schema.exclusiveMinimum === 'number' ? schema.exclusiveMinimum : undefined;
-  const max = typeof schema.maximum === 'number' ? schema.maximum : undefined;
-  const exclusiveMax = typeof schema.exclusiveMaximum === 'number' ? schema.exclusiveMaximum : undefined;
-  const above = (v: number) => (min === undefined || v >= min) && (exclusiveMin === undefined || v > exclusiveMin);
-  const below = (v: number) => (max === undefined || v <= max) && (exclusiveMax === undefined || v < exclusiveMax);
-  // The value nearest 0 that the bounds allow: 0 itself, else the lower bound, else the upper one.
+  const num = (key: string) => (typeof schema[key] === 'number' ? (schema[key] as number) : undefined);
+  const step = (num('multipleOf') ?? 0) > 0 ? (num('multipleOf') as number) : integer ? 1 : 0;
+  const lower = bound(num('minimum'), num('exclusiveMinimum'), Math.max);
+  const upper = bound(num('maximum'), num('exclusiveMaximum'), Math.min);
+  const fits = (v: number) =>
+    (lower === null || v > lower.at || (!lower.exclusive && v === lower.at)) &&
+    (upper === null || v < upper.at || (!upper.exclusive && v === upper.at));
+  // The value nearest 0 that the bounds allow: 0 itself, else the lowest above the lower bound,
+  // else the highest below the upper one (a multiple of the step where there is one).
   let value = 0;
-  if (!above(0)) {
-    value = min !== undefined && (exclusiveMin === undefined || min > exclusiveMin) ? min : (exclusiveMin as number);
-    if (!above(value)) value += step > 0 ? step : 1;
-    if (step > 0) value = Math.ceil(value / step) * step;
-    if (!above(value)) value += step;
-  } else if (!below(0)) {
-    value = max !== undefined && (exclusiveMax === undefined || max < exclusiveMax) ? max : (exclusiveMax as number);
-    if (!below(value)) value -= step > 0 ? step : 1;
-    if (step > 0) value = Math.floor(value / step) * step;
-    if (!below(value)) value -= step;
-  }
-  if (integer && !Number.isInteger(value)) value = Math.ceil(value);
+  if (!fits(0) && lower !== null && lower.at >= 0) value = nearest(lower, 1, step, upper);
+  else if (!fits(0) && upper !== null) value = nearest(upper, -1, step, lower);
   // Distinct items of a uniqueItems array, while the bounds allow.
-  const varied = value + variant * (step > 0 ? step : 1);
-  return variant > 0 && below(varied) ? varied : value;
+  const varied = round(value + variant * (step > 0 ? step : 1));
+  return variant > 0 && fits(varied) ? varied : value;
+}
+
+interface Bound {
+  at: number;
+  exclusive: boolean;
+}
+
+/** The tighter of an inclusive and an exclusive bound (`pick`: Math.max for lower bounds, Math.min for upper). */
+function bound(inclusive: number | undefined, exclusive: number | undefined, pick: typeof Math.max): Bound | null {
+  if (inclusive === undefined && exclusive === undefined) return null;
+  if (exclusive === undefined) return { at: inclusive as number, exclusive: false };
+  if (inclusive === undefined) return { at: exclusive, exclusive: true };
+  const at = pick(inclusive, exclusive);
+  return { at, exclusive: at === exclusive && at !== inclusive };
+}
+
+/** The first value from bound `b` inwards (`direction` 1 up, -1 down): the next multiple of `step`, or the bound itself. */
+function nearest(b: Bound, direction: 1 | -1, step: number, other: Bound | null): number {
+  if (step > 0) {
+    let k = direction > 0 ? Math.ceil(b.at / step) : Math.floor(b.at / step);
+    if (b.exclusive && k * step === b.at) k += direction;
+    return round(k * step);
+  }
+  if (!b.exclusive) return b.at;
+  // A real number strictly inside: halfway to the other bound, or one past this one.
+  return other === null ? b.at + direction : (b.at + other.at) / 2;
+}
+
+/** Multiples of a decimal step without binary noise (0.1 × 3 is 0.3, not 0.30000000000000004). */
+function round(value: number): number {
+  return Number(value.toPrecision(12));
 }
 
 /** A local `$ref` (`#`, `#/$defs/x`, `#/definitions/x`, any JSON pointer into the schema); others resolve to {}. */
