@@ -31,6 +31,8 @@ function usageText(slug: string, report: UsageReport): string {
     String(r.requests),
     String(r.input_tokens),
     String(r.output_tokens),
+    String(r.cache_creation_input_tokens),
+    String(r.cache_read_input_tokens),
     usd(r.cost_usd),
     usd(r.standard_cost_usd),
   ];
@@ -38,7 +40,18 @@ function usageText(slug: string, report: UsageReport): string {
     `Usage of ${slug}, ${report.from} to ${report.to} (UTC)`,
     '',
     table(
-      ['DATE', 'MODEL', 'CARGO', 'REQUESTS', 'INPUT TOKENS', 'OUTPUT TOKENS', 'COST', 'STANDARD COST'],
+      [
+        'DATE',
+        'MODEL',
+        'CARGO',
+        'REQUESTS',
+        'INPUT TOKENS',
+        'OUTPUT TOKENS',
+        'CACHE WRITES',
+        'CACHE READS',
+        'COST',
+        'STANDARD COST',
+      ],
       [
         ...report.data.map((r) => [r.date, r.model, ...counts(r)]),
         ...(report.data.length > 0 ? [['total', '', ...counts(totals)]] : []),

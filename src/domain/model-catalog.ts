@@ -5,7 +5,9 @@
  * caller reads the file). Format (decisions.md, "Model ids and routing"):
  *
  *   {"models": [{"id", "routes": [{"provider", "model"}], "max_output_tokens"?,
- *                "prices_usd_per_mtok"?: {"input", "output", "batch_input", "batch_output"},
+ *                "prices_usd_per_mtok"?: {"input", "output", "batch_input", "batch_output",
+ *                                         "cache_write"?, "cache_write_1h"?, "cache_read"?,
+ *                                         "batch_cache_write"?, "batch_cache_write_1h"?, "batch_cache_read"?},
  *                "unsupported_params"?: ["temperature", ...]}]}
  */
 
@@ -18,14 +20,23 @@ export const OPTIONAL_MODEL_PARAMS = ['system', 'temperature', 'top_p', 'top_k',
 export type OptionalModelParam = (typeof OPTIONAL_MODEL_PARAMS)[number];
 
 /**
- * US dollars per million tokens. Kept in the file's own shape: GET /models shows it as it is, and
- * cost is worked out from it (the batch prices for what barge runs, the others for comparison).
+ * US dollars per million tokens, in the file's own shape with every price filled in: GET /models
+ * shows the prices used, and cost is worked out from them (the batch prices for what barge runs,
+ * the others for comparison). The cache prices are for prompt-cache writes (5-minute and 1-hour)
+ * and reads; a catalog that leaves one out prices those tokens at the input price of its kind
+ * (decisions.md, "The full request surface").
  */
 export interface ModelPrices {
   input: number;
   output: number;
   batch_input: number;
   batch_output: number;
+  cache_write: number;
+  cache_write_1h: number;
+  cache_read: number;
+  batch_cache_write: number;
+  batch_cache_write_1h: number;
+  batch_cache_read: number;
 }
 
 export interface CatalogRoute {
@@ -53,7 +64,18 @@ export interface ModelCatalog {
 /** The model id that is always there and always free; a catalog may not redefine it. */
 export const MOCK_MODEL_ID = 'svc-mock';
 /** svc-mock is never billed (decisions.md). */
-export const MOCK_PRICES: ModelPrices = Object.freeze({ input: 0, output: 0, batch_input: 0, batch_output: 0 });
+export const MOCK_PRICES: ModelPrices = Object.freeze({
+  input: 0,
+  output: 0,
+  batch_input: 0,
+  batch_output: 0,
+  cache_write: 0,
+  cache_write_1h: 0,
+  cache_read: 0,
+  batch_cache_write: 0,
+  batch_cache_write_1h: 0,
+  batch_cache_read: 0,
+});
 
 /** A catalog that cannot be used; the message names the file and the entry. */
 export class ModelCatalogError extends Error {
@@ -69,6 +91,16 @@ const PROVIDER_MODEL_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,2047}$/;
 /** The output limits of real models are far below this; a larger figure is a typo. */
 const MAX_OUTPUT_TOKENS_LIMIT = 10_000_000;
 const PRICE_FIELDS = ['input', 'output', 'batch_input', 'batch_output'] as const;
+/** The optional cache prices, each with the price it defaults to. */
+const CACHE_PRICE_FIELDS = {
+  cache_write: 'input',
+  cache_write_1h: 'input',
+  cache_read: 'input',
+  batch_cache_write: 'batch_input',
+  batch_cache_write_1h: 'batch_input',
+  batch_cache_read: 'batch_input',
+} as const;
+const ALL_PRICE_FIELDS: readonly string[] = [...PRICE_FIELDS, ...Object.keys(CACHE_PRICE_FIELDS)];
 const ENTRY_FIELDS = ['id', 'routes', 'max_output_tokens', 'prices_usd_per_mtok', 'unsupported_params'];
 
 /** Parses and checks a catalog; throws ModelCatalogError naming `fileName` and the entry at fault. */
@@ -149,19 +181,23 @@ function parseRoute(raw: unknown, fail: (problem: string) => never): CatalogRout
 }
 
 function parsePrices(raw: unknown, fail: (problem: string) => never): ModelPrices {
-  if (!isObject(raw)) return fail(`prices_usd_per_mtok must be an object {${PRICE_FIELDS.join(', ')}}`);
+  if (!isObject(raw)) return fail(`prices_usd_per_mtok must be an object {${PRICE_FIELDS.join(', ')}, ...}`);
   for (const key of Object.keys(raw)) {
-    if (!(PRICE_FIELDS as readonly string[]).includes(key)) {
-      fail(`prices_usd_per_mtok: unknown field "${key}" (fields: ${PRICE_FIELDS.join(', ')})`);
+    if (!ALL_PRICE_FIELDS.includes(key)) {
+      fail(`prices_usd_per_mtok: unknown field "${key}" (fields: ${ALL_PRICE_FIELDS.join(', ')})`);
     }
   }
-  const prices = {} as ModelPrices;
-  for (const field of PRICE_FIELDS) {
+  const price = (field: string) => {
     const value = raw[field];
     if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
       fail(`prices_usd_per_mtok.${field} must be a number >= 0 (US dollars per million tokens)`);
     }
-    prices[field] = value as number;
+    return value as number;
+  };
+  const prices = {} as ModelPrices;
+  for (const field of PRICE_FIELDS) prices[field] = price(field);
+  for (const [field, fallback] of Object.entries(CACHE_PRICE_FIELDS) as [keyof ModelPrices, keyof ModelPrices][]) {
+    prices[field] = raw[field] === undefined ? prices[fallback] : price(field);
   }
   return prices;
 }

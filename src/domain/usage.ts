@@ -9,12 +9,28 @@ import type { CargoModel, ModelPrices } from './model-catalog.js';
 /** The prices a cargo's results are costed at (model-catalog.ts, pricesForCargo), or null when none are known. */
 export type PriceLookup = (cargo: CargoModel) => ModelPrices | null;
 
+/**
+ * What a response used, as the Messages API counts it: `input_tokens` are the input tokens that
+ * were neither written to nor read from the prompt cache; thinking tokens are output tokens.
+ */
 export interface Tokens {
   inputTokens: number;
   outputTokens: number;
+  /** Input tokens written to the prompt cache (`cache_creation_input_tokens`), 1-hour writes included. */
+  cacheCreationTokens: number;
+  /** Of those, the 1-hour writes (`cache_creation.ephemeral_1h_input_tokens`); the rest are priced as 5-minute writes. */
+  cacheCreation1hTokens: number;
+  /** Input tokens read from the prompt cache (`cache_read_input_tokens`). */
+  cacheReadTokens: number;
 }
 
-export const NO_TOKENS: Tokens = Object.freeze({ inputTokens: 0, outputTokens: 0 });
+export const NO_TOKENS: Tokens = Object.freeze({
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheCreationTokens: 0,
+  cacheCreation1hTokens: 0,
+  cacheReadTokens: 0,
+});
 
 /** What a stored result used: tokens, and their cost (null: no price was known). */
 export interface Usage extends Tokens {
@@ -25,18 +41,39 @@ export interface Usage extends Tokens {
 }
 
 /**
- * The tokens of a model message: its `usage.input_tokens` and `usage.output_tokens` (every
- * provider's response has that shape once translated). Anything else counts 0, so a message
- * without usage never fails a collection.
+ * The tokens of a model message's `usage` (every provider's response has the Messages API's shape
+ * once translated): `input_tokens`, `output_tokens`, `cache_creation_input_tokens` (with its split
+ * `cache_creation.ephemeral_5m_input_tokens` / `ephemeral_1h_input_tokens` where the provider
+ * gives one) and `cache_read_input_tokens`. Anything else counts 0, so a message without usage
+ * never fails a collection.
  */
 export function usageOfMessage(message: unknown): Tokens {
   const usage = isObject(message) ? message.usage : undefined;
   if (!isObject(usage)) return NO_TOKENS;
-  return { inputTokens: count(usage.input_tokens), outputTokens: count(usage.output_tokens) };
+  const split = isObject(usage.cache_creation) ? usage.cache_creation : {};
+  const oneHour = count(split.ephemeral_1h_input_tokens);
+  // The total as reported; a provider that gives only the split has written their sum.
+  const created =
+    usage.cache_creation_input_tokens === undefined || usage.cache_creation_input_tokens === null
+      ? count(split.ephemeral_5m_input_tokens) + oneHour
+      : count(usage.cache_creation_input_tokens);
+  return {
+    inputTokens: count(usage.input_tokens),
+    outputTokens: count(usage.output_tokens),
+    cacheCreationTokens: created,
+    cacheCreation1hTokens: Math.min(oneHour, created),
+    cacheReadTokens: count(usage.cache_read_input_tokens),
+  };
 }
 
 export function addTokens(a: Tokens, b: Tokens): Tokens {
-  return { inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens };
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    cacheCreationTokens: a.cacheCreationTokens + b.cacheCreationTokens,
+    cacheCreation1hTokens: a.cacheCreation1hTokens + b.cacheCreation1hTokens,
+    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
+  };
 }
 
 /** The cost of `tokens` at the batch and at the real-time prices; null costs when no prices are known. */
@@ -46,19 +83,47 @@ export function costOf(
 ): { costUsd: number | null; standardCostUsd: number | null } {
   if (prices === null) return { costUsd: null, standardCostUsd: null };
   return {
-    costUsd: perMillion(tokens, prices.batch_input, prices.batch_output),
-    standardCostUsd: perMillion(tokens, prices.input, prices.output),
+    costUsd: perMillion(tokens, {
+      input: prices.batch_input,
+      output: prices.batch_output,
+      cacheWrite: prices.batch_cache_write,
+      cacheWrite1h: prices.batch_cache_write_1h,
+      cacheRead: prices.batch_cache_read,
+    }),
+    standardCostUsd: perMillion(tokens, {
+      input: prices.input,
+      output: prices.output,
+      cacheWrite: prices.cache_write,
+      cacheWrite1h: prices.cache_write_1h,
+      cacheRead: prices.cache_read,
+    }),
   };
 }
 
 /** A result's usage: its tokens and their cost. */
 export function usageOf(prices: ModelPrices | null, tokens: Tokens): Usage {
-  const { costUsd, standardCostUsd } = costOf(prices, tokens);
-  return { inputTokens: tokens.inputTokens, outputTokens: tokens.outputTokens, costUsd, standardCostUsd };
+  return { ...tokens, ...costOf(prices, tokens) };
 }
 
-function perMillion(tokens: Tokens, input: number, output: number): number {
-  return (tokens.inputTokens * input + tokens.outputTokens * output) / 1_000_000;
+interface TokenPrices {
+  input: number;
+  output: number;
+  cacheWrite: number;
+  cacheWrite1h: number;
+  cacheRead: number;
+}
+
+/** Every kind of token at its price per million; a write not known to be 1-hour is a 5-minute one. */
+function perMillion(tokens: Tokens, price: TokenPrices): number {
+  const fiveMinuteWrites = tokens.cacheCreationTokens - tokens.cacheCreation1hTokens;
+  return (
+    (tokens.inputTokens * price.input +
+      tokens.outputTokens * price.output +
+      fiveMinuteWrites * price.cacheWrite +
+      tokens.cacheCreation1hTokens * price.cacheWrite1h +
+      tokens.cacheReadTokens * price.cacheRead) /
+    1_000_000
+  );
 }
 
 /**

@@ -16,6 +16,10 @@ export interface UsageRow {
   requests: number;
   input_tokens: number;
   output_tokens: number;
+  /** Input tokens written to the prompt cache (5-minute and 1-hour writes). */
+  cache_creation_input_tokens: number;
+  /** Input tokens read from the prompt cache. */
+  cache_read_input_tokens: number;
   /** At the batch prices; null when no price was known for any of these results. */
   cost_usd: number | null;
   /** The same tokens at the real-time prices. */
@@ -75,6 +79,8 @@ function usageRow(row: UsageByDay): UsageRow {
     requests: row.requests,
     input_tokens: row.inputTokens,
     output_tokens: row.outputTokens,
+    cache_creation_input_tokens: row.cacheCreationTokens,
+    cache_read_input_tokens: row.cacheReadTokens,
     cost_usd: usd(row.costUsd),
     standard_cost_usd: usd(row.standardCostUsd),
   };
@@ -95,6 +101,8 @@ function totalsOf(rows: UsageByDay[]): UsageTotals {
     requests: sum((r) => r.requests),
     input_tokens: sum((r) => r.inputTokens),
     output_tokens: sum((r) => r.outputTokens),
+    cache_creation_input_tokens: sum((r) => r.cacheCreationTokens),
+    cache_read_input_tokens: sum((r) => r.cacheReadTokens),
     cost_usd: usd(cost),
     standard_cost_usd: usd(standard),
     savings_usd: cost === null || standard === null ? null : usd(standard - cost),

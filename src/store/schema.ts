@@ -115,6 +115,10 @@ export interface ResultsTable {
   /** Tokens the result used (summed over a records cargo's records); 0 on failure. */
   input_tokens: Generated<number>;
   output_tokens: Generated<number>;
+  /** Prompt-cache writes (1-hour ones included), of them the 1-hour writes, and cache reads (migration 016). */
+  cache_creation_input_tokens: Generated<number>;
+  cache_creation_1h_input_tokens: Generated<number>;
+  cache_read_input_tokens: Generated<number>;
   /** USD at the model's batch prices, and at its real-time prices; null when no price was known. */
   cost_usd: number | null;
   standard_cost_usd: number | null;
@@ -173,6 +177,9 @@ export interface RecordResultsTable {
   body: string;
   input_tokens: Generated<number>;
   output_tokens: Generated<number>;
+  cache_creation_input_tokens: Generated<number>;
+  cache_creation_1h_input_tokens: Generated<number>;
+  cache_read_input_tokens: Generated<number>;
 }
 
 export type DeliveryChannelName = ChannelName;

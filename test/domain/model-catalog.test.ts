@@ -17,7 +17,18 @@ const sonnet = {
     { provider: 'bedrock', model: 'us.anthropic.claude-sonnet-4-5-20250929-v1:0' },
   ],
   max_output_tokens: 64000,
-  prices_usd_per_mtok: { input: 3, output: 15, batch_input: 1.5, batch_output: 7.5 },
+  prices_usd_per_mtok: {
+    input: 3,
+    output: 15,
+    batch_input: 1.5,
+    batch_output: 7.5,
+    cache_write: 3.75,
+    cache_write_1h: 6,
+    cache_read: 0.3,
+    batch_cache_write: 1.875,
+    batch_cache_write_1h: 3,
+    batch_cache_read: 0.15,
+  },
 };
 const text = (models: unknown[]) => JSON.stringify({ models });
 
@@ -98,6 +109,38 @@ describe('parseModelCatalog', () => {
     for (const [entry, message] of cases) assertRefused(text([entry]), message);
   });
 
+  test('cache prices left out are the input price of their kind (real-time or batch); those given are kept', () => {
+    const basic = { input: 2, output: 8, batch_input: 1, batch_output: 4 };
+    const parsed = (prices: object) =>
+      parseModelCatalog(text([{ ...sonnet, prices_usd_per_mtok: prices }]), 'm.json').entries[0]?.prices;
+    assert.deepEqual(parsed(basic), {
+      ...basic,
+      cache_write: 2,
+      cache_write_1h: 2,
+      cache_read: 2,
+      batch_cache_write: 1,
+      batch_cache_write_1h: 1,
+      batch_cache_read: 1,
+    });
+    assert.deepEqual(parsed({ ...basic, cache_read: 0.5, batch_cache_read: 0.25 }), {
+      ...basic,
+      cache_write: 2,
+      cache_write_1h: 2,
+      cache_read: 0.5,
+      batch_cache_write: 1,
+      batch_cache_write_1h: 1,
+      batch_cache_read: 0.25,
+    });
+    assertRefused(
+      text([{ ...sonnet, prices_usd_per_mtok: { ...basic, cache_read: -1 } }]),
+      'prices_usd_per_mtok.cache_read',
+    );
+    assertRefused(
+      text([{ ...sonnet, prices_usd_per_mtok: { ...basic, batch_cache_write_1h: '3' } }]),
+      'prices_usd_per_mtok.batch_cache_write_1h must be a number',
+    );
+  });
+
   test('refuses a duplicate id, naming the later entry', () => {
     assertRefused(
       text([sonnet, { id: 'gpt-4o', routes: [{ provider: 'openai', model: 'gpt-4o' }] }, sonnet]),
@@ -120,10 +163,28 @@ describe('parseModelCatalog', () => {
     ]) {
       assert.ok(ids.includes(id), id);
     }
+    const raw = JSON.parse(readFileSync(path, 'utf8')).models as { id: string; prices_usd_per_mtok: any }[];
     for (const entry of catalog.entries) {
       assert.ok(entry.maxOutputTokens !== null && entry.prices !== null, entry.id);
-      assert.equal(entry.prices.batch_input, entry.prices.input / 2, entry.id);
-      assert.equal(entry.prices.batch_output, entry.prices.output / 2, entry.id);
+      const p = entry.prices;
+      assert.equal(p.batch_input, p.input / 2, entry.id);
+      assert.equal(p.batch_output, p.output / 2, entry.id);
+      // Every model caches: the file gives its cache prices (docs/models.md says where from).
+      const given = raw.find((m) => m.id === entry.id)?.prices_usd_per_mtok;
+      assert.ok(given.cache_read !== undefined && given.batch_cache_read !== undefined, entry.id);
+      assert.equal(p.batch_cache_read, p.cache_read / 2, entry.id);
+      assert.ok(p.cache_read < p.input, entry.id);
+      if (entry.id.startsWith('claude-')) {
+        // Anthropic: 5-minute writes 1.25x the input price, 1-hour writes 2x, reads 0.1x; batch: half.
+        const near = (a: number, b: number) => Math.abs(a - b) < 1e-9;
+        assert.ok(near(p.cache_write, p.input * 1.25), entry.id);
+        assert.ok(near(p.cache_write_1h, p.input * 2), entry.id);
+        assert.ok(near(p.cache_read, p.input * 0.1), entry.id);
+        assert.ok(near(p.batch_cache_write, p.cache_write / 2) && near(p.batch_cache_write_1h, p.cache_write_1h / 2));
+      } else {
+        // OpenAI charges nothing extra to write its cache: writes are at the input price.
+        assert.deepEqual([p.cache_write, p.cache_write_1h], [p.input, p.input], entry.id);
+      }
     }
     assert.deepEqual(catalogEntry(catalog, 'claude-sonnet-4-5')?.routes, sonnet.routes);
     assert.deepEqual(catalogEntry(catalog, 'o3')?.unsupportedParams, ['temperature', 'top_p', 'stop_sequences']);
@@ -136,6 +197,16 @@ describe('pricesForCargo', () => {
     output: 4 * batch_input,
     batch_input,
     batch_output: 2 * batch_input,
+  });
+  /** The prices used for `priced(n)`: its cache prices are its input prices. */
+  const used = (batch_input: number) => ({
+    ...priced(batch_input),
+    cache_write: 2 * batch_input,
+    cache_write_1h: 2 * batch_input,
+    cache_read: 2 * batch_input,
+    batch_cache_write: batch_input,
+    batch_cache_write_1h: batch_input,
+    batch_cache_read: batch_input,
   });
   const catalog = parseModelCatalog(
     text([
@@ -160,8 +231,8 @@ describe('pricesForCargo', () => {
   });
 
   test('two ids routed to one provider model keep their own prices', () => {
-    assert.deepEqual(cargo('shared-a', 'openai', 'shared-1'), priced(1));
-    assert.deepEqual(cargo('shared-b', 'openai', 'shared-1'), priced(5));
+    assert.deepEqual(cargo('shared-a', 'openai', 'shared-1'), used(1));
+    assert.deepEqual(cargo('shared-b', 'openai', 'shared-1'), used(5));
   });
 
   test('a provider-qualified name takes the prices of the entry with its route', () => {

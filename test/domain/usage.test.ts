@@ -1,60 +1,116 @@
 /** Usage and cost: a message's tokens, their cost at batch and real-time prices, and the UTC days a report covers. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { MOCK_PRICES } from '../../src/domain/model-catalog.js';
 import {
   costOf,
   formatUtcDay,
   MAX_USAGE_DAYS,
+  NO_TOKENS,
   parseUtcDay,
   roundUsd,
+  type Tokens,
   usageOf,
   usageOfMessage,
   usageRange,
 } from '../../src/domain/usage.js';
 
-const SONNET = { input: 3, output: 15, batch_input: 1.5, batch_output: 7.5 };
+/** Sonnet's prices as the shipped catalog gives them (docs/models.md): cache writes 1.25x and 2x, reads 0.1x. */
+const SONNET = {
+  input: 3,
+  output: 15,
+  batch_input: 1.5,
+  batch_output: 7.5,
+  cache_write: 3.75,
+  cache_write_1h: 6,
+  cache_read: 0.3,
+  batch_cache_write: 1.875,
+  batch_cache_write_1h: 3,
+  batch_cache_read: 0.15,
+};
+const tokens = (t: Partial<Tokens>): Tokens => ({ ...NO_TOKENS, ...t });
 
 describe('usageOfMessage', () => {
-  test("reads the message's usage.input_tokens and usage.output_tokens", () => {
+  test("reads the message's input, output and cache counts, with the 5-minute/1-hour split", () => {
     const message = {
       type: 'message',
-      usage: { input_tokens: 12, output_tokens: 30, cache_read_input_tokens: 5 },
+      usage: {
+        input_tokens: 12,
+        output_tokens: 30,
+        cache_creation_input_tokens: 900,
+        cache_read_input_tokens: 5,
+        cache_creation: { ephemeral_5m_input_tokens: 600, ephemeral_1h_input_tokens: 300 },
+      },
     };
-    assert.deepEqual(usageOfMessage(message), { inputTokens: 12, outputTokens: 30 });
+    assert.deepEqual(usageOfMessage(message), {
+      inputTokens: 12,
+      outputTokens: 30,
+      cacheCreationTokens: 900,
+      cacheCreation1hTokens: 300,
+      cacheReadTokens: 5,
+    });
+  });
+
+  test('without the split every write is a 5-minute one; the split alone gives the total', () => {
+    assert.deepEqual(usageOfMessage({ usage: { input_tokens: 1, cache_creation_input_tokens: 70 } }), {
+      ...tokens({ inputTokens: 1, cacheCreationTokens: 70 }),
+    });
+    assert.deepEqual(
+      usageOfMessage({ usage: { cache_creation: { ephemeral_5m_input_tokens: 4, ephemeral_1h_input_tokens: 6 } } }),
+      tokens({ cacheCreationTokens: 10, cacheCreation1hTokens: 6 }),
+    );
+    // A split larger than the total never makes 5-minute writes negative.
+    assert.deepEqual(
+      usageOfMessage({ usage: { cache_creation_input_tokens: 5, cache_creation: { ephemeral_1h_input_tokens: 9 } } }),
+      tokens({ cacheCreationTokens: 5, cacheCreation1hTokens: 5 }),
+    );
   });
 
   test('counts 0 for what is missing or not a token count', () => {
-    assert.deepEqual(usageOfMessage(null), { inputTokens: 0, outputTokens: 0 });
-    assert.deepEqual(usageOfMessage({ type: 'message' }), { inputTokens: 0, outputTokens: 0 });
-    assert.deepEqual(usageOfMessage({ usage: { input_tokens: '7', output_tokens: -1 } }), {
-      inputTokens: 0,
-      outputTokens: 0,
-    });
-    assert.deepEqual(usageOfMessage({ usage: { input_tokens: 7 } }), { inputTokens: 7, outputTokens: 0 });
+    assert.deepEqual(usageOfMessage(null), NO_TOKENS);
+    assert.deepEqual(usageOfMessage({ type: 'message' }), NO_TOKENS);
+    assert.deepEqual(
+      usageOfMessage({ usage: { input_tokens: '7', output_tokens: -1, cache_read_input_tokens: 1.5 } }),
+      NO_TOKENS,
+    );
+    assert.deepEqual(usageOfMessage({ usage: { input_tokens: 7 } }), tokens({ inputTokens: 7 }));
   });
 });
 
 describe('costOf', () => {
   test('batch prices for the cost, real-time prices for the standard cost, per million tokens', () => {
-    assert.deepEqual(costOf(SONNET, { inputTokens: 1_000_000, outputTokens: 2_000_000 }), {
+    assert.deepEqual(costOf(SONNET, tokens({ inputTokens: 1_000_000, outputTokens: 2_000_000 })), {
       costUsd: 1.5 + 15,
       standardCostUsd: 3 + 30,
     });
-    assert.deepEqual(costOf(SONNET, { inputTokens: 200, outputTokens: 40 }), {
+    assert.deepEqual(costOf(SONNET, tokens({ inputTokens: 200, outputTokens: 40 })), {
       costUsd: (200 * 1.5 + 40 * 7.5) / 1e6,
       standardCostUsd: (200 * 3 + 40 * 15) / 1e6,
     });
   });
 
-  test('no prices known: null costs; free models: 0', () => {
-    assert.deepEqual(costOf(null, { inputTokens: 10, outputTokens: 10 }), { costUsd: null, standardCostUsd: null });
-    const free = { input: 0, output: 0, batch_input: 0, batch_output: 0 };
-    assert.deepEqual(usageOf(free, { inputTokens: 10, outputTokens: 4 }), {
-      inputTokens: 10,
-      outputTokens: 4,
-      costUsd: 0,
-      standardCostUsd: 0,
+  test('every kind of token at its price: input, output, 5-minute and 1-hour writes, reads', () => {
+    // 1M of each kind: 900k writes of which 300k are 1-hour ones.
+    const used = tokens({
+      inputTokens: 1_000_000,
+      outputTokens: 1_000_000,
+      cacheCreationTokens: 900_000,
+      cacheCreation1hTokens: 300_000,
+      cacheReadTokens: 1_000_000,
     });
+    // Batch: 1.5 + 7.5 + 0.6 × 1.875 + 0.3 × 3 + 0.15 = 11.175; real time: 3 + 15 + 0.6 × 3.75 + 0.3 × 6 + 0.3 = 22.35.
+    const { costUsd, standardCostUsd } = costOf(SONNET, used);
+    assert.equal(roundUsd(costUsd as number), 11.175);
+    assert.equal(roundUsd(standardCostUsd as number), 22.35);
+  });
+
+  test('no prices known: null costs; free models: 0', () => {
+    assert.deepEqual(costOf(null, tokens({ inputTokens: 10, outputTokens: 10 })), {
+      costUsd: null,
+      standardCostUsd: null,
+    });
+    const used = tokens({ inputTokens: 10, outputTokens: 4, cacheReadTokens: 3 });
+    assert.deepEqual(usageOf(MOCK_PRICES, used), { ...used, costUsd: 0, standardCostUsd: 0 });
   });
 
   test('roundUsd removes binary noise and keeps the cost of one cheap token', () => {

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type Config, loadConfig } from '../../src/config.js';
+import { MOCK_PRICES } from '../../src/domain/model-catalog.js';
 import { createProjectWithKey, startTestApp, storedCargo, type TestApp } from '../helpers/app.js';
 import { assertErrorList, assertInvalidField } from '../helpers/assertions.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
@@ -137,7 +138,7 @@ for (const backend of await backends()) {
           provider: 'mock',
           provider_model: 'svc-mock',
           max_output_tokens: null,
-          prices_usd_per_mtok: { input: 0, output: 0, batch_input: 0, batch_output: 0 },
+          prices_usd_per_mtok: MOCK_PRICES,
         },
       ]);
     });
@@ -160,7 +161,19 @@ for (const backend of await backends()) {
           provider: 'anthropic',
           provider_model: 'claude-sonnet-4-5-20250929',
           max_output_tokens: 64000,
-          prices_usd_per_mtok: { input: 3, output: 15, batch_input: 1.5, batch_output: 7.5 },
+          // The shipped cache prices: writes 1.25x and 2x the input price, reads 0.1x; batch half.
+          prices_usd_per_mtok: {
+            input: 3,
+            output: 15,
+            batch_input: 1.5,
+            batch_output: 7.5,
+            cache_write: 3.75,
+            cache_write_1h: 6,
+            cache_read: 0.3,
+            batch_cache_write: 1.875,
+            batch_cache_write_1h: 3,
+            batch_cache_read: 0.15,
+          },
         },
       );
     });
@@ -307,7 +320,7 @@ for (const backend of await backends()) {
     });
 
     test('BARGE_MODELS_FILE replaces the shipped catalog: its models, limits and prices, and nothing else', async () => {
-      const free = { input: 0, output: 0, batch_input: 0, batch_output: 0 };
+      const free = MOCK_PRICES;
       assert.deepEqual(await models(custom), [
         {
           id: 'svc-mock',
@@ -321,7 +334,19 @@ for (const backend of await backends()) {
           provider: 'openai',
           provider_model: 'gpt-4o-mini',
           max_output_tokens: 100,
-          prices_usd_per_mtok: { input: 1, output: 2, batch_input: 0.5, batch_output: 1 },
+          // The prices used: a catalog without cache prices has them at the input price.
+          prices_usd_per_mtok: {
+            input: 1,
+            output: 2,
+            batch_input: 0.5,
+            batch_output: 1,
+            cache_write: 1,
+            cache_write_1h: 1,
+            cache_read: 1,
+            batch_cache_write: 0.5,
+            batch_cache_write_1h: 0.5,
+            batch_cache_read: 0.5,
+          },
         },
         // Listed under its own id, at the prices it is billed at: the mock provider's, none.
         {

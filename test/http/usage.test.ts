@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ManualClock } from '../../src/domain/clock.js';
+import { MOCK_PRICES } from '../../src/domain/model-catalog.js';
 import { roundUsd } from '../../src/domain/usage.js';
 import type { Service } from '../../src/service.js';
 import { createProjectWithKey, fetchResult, loadCargo, mockBody } from '../helpers/app.js';
@@ -19,7 +20,18 @@ import { loadOverHttp } from '../helpers/serve.js';
 import { waitFor } from '../helpers/wait.js';
 
 const DAY = 86_400_000;
-const SONNET = { input: 3, output: 15, batch_input: 1.5, batch_output: 7.5 };
+const SONNET = {
+  input: 3,
+  output: 15,
+  batch_input: 1.5,
+  batch_output: 7.5,
+  cache_write: 3.75,
+  cache_write_1h: 6,
+  cache_read: 0.3,
+  batch_cache_write: 1.875,
+  batch_cache_write_1h: 3,
+  batch_cache_read: 0.15,
+};
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 interface Tokens {
@@ -83,7 +95,17 @@ for (const backend of await backends()) {
 
       const input_tokens = a.input + b.input;
       const output_tokens = a.output + b.output;
-      const counts = { cargo: 3, requests: 5, input_tokens, output_tokens, cost_usd: 0, standard_cost_usd: 0 };
+      const counts = {
+        cargo: 3,
+        requests: 5,
+        input_tokens,
+        output_tokens,
+        // Plain text marks nothing for the prompt cache.
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+        cost_usd: 0,
+        standard_cost_usd: 0,
+      };
       assert.deepEqual(await usage(key), {
         data: [{ date: day(clock.now()), model: 'svc-mock', ...counts }],
         totals: { ...counts, savings_usd: 0 },
@@ -116,7 +138,16 @@ for (const backend of await backends()) {
       await load(owner.key, mockBody('mine'));
       await complete(worker);
       assert.equal((await usage(owner.key)).totals.cargo, 1);
-      const zeros = { cargo: 0, requests: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0, standard_cost_usd: 0 };
+      const zeros = {
+        cargo: 0,
+        requests: 0,
+        input_tokens: 0,
+        output_tokens: 0,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+        cost_usd: 0,
+        standard_cost_usd: 0,
+      };
       assert.deepEqual(await usage(other.key), { data: [], totals: { ...zeros, savings_usd: 0 } });
       assert.equal((await h.app.request('GET', '/usage')).status, 401);
     });
@@ -139,6 +170,8 @@ for (const backend of await backends()) {
         requests: 1,
         input_tokens: t.input,
         output_tokens: t.output,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
         cost_usd: 0,
         standard_cost_usd: 0,
       });
@@ -279,7 +312,17 @@ for (const backend of await backends({ childProcesses: true })) {
       batch_input: batchInput,
       batch_output: 5 * batchInput,
     });
-    const FREE = { input: 0, output: 0, batch_input: 0, batch_output: 0 };
+    /** The prices used for `priced(n)`, which gives no cache prices: the input prices of their kind. */
+    const used = (batchInput: number) => ({
+      ...priced(batchInput),
+      cache_write: 2 * batchInput,
+      cache_write_1h: 2 * batchInput,
+      cache_read: 2 * batchInput,
+      batch_cache_write: batchInput,
+      batch_cache_write_1h: batchInput,
+      batch_cache_read: batchInput,
+    });
+    const FREE = MOCK_PRICES;
     const dir = mkdtempSync(join(tmpdir(), 'barge-usage-catalog-'));
     const catalogFile = join(dir, 'models.json');
     writeFileSync(
@@ -322,8 +365,8 @@ for (const backend of await backends({ childProcesses: true })) {
       assert.deepEqual(listed, [
         ['svc-mock', 'mock', FREE],
         ['mock-priced', 'mock', FREE],
-        ['house-a', 'openai', priced(1)],
-        ['house-b', 'openai', priced(7)],
+        ['house-a', 'openai', used(1)],
+        ['house-b', 'openai', used(7)],
       ]);
 
       const models = ['svc-mock', 'mock-priced', 'house-a', 'house-b'];

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ModelInput } from '../../src/domain/cargo-request.js';
+import type { ModelContentBlock } from '../../src/domain/model-message.js';
 import { mockRespond } from '../../src/providers/mock/responder.js';
 
 const input = (content: string, extra: Partial<ModelInput> = {}): string =>
@@ -10,6 +11,13 @@ const input = (content: string, extra: Partial<ModelInput> = {}): string =>
 function message(outcome: ReturnType<typeof mockRespond>) {
   assert.ok(outcome.success, 'expected a success');
   return outcome.response;
+}
+
+/** The text of a message whose content is one text block. */
+function textOf(response: { content: ModelContentBlock[] }): string {
+  const [block] = response.content;
+  assert.equal(block?.type, 'text');
+  return block.text;
 }
 
 test('the same input gives the same message; another input another one', () => {
@@ -34,8 +42,8 @@ test('max_tokens truncates the text and says so', () => {
   const cut = message(mockRespond('svc-mock', input('count the words in this reply', { max_tokens: 5 })));
   assert.equal(cut.stop_reason, 'max_tokens');
   assert.equal(cut.usage.output_tokens, 5);
-  assert.equal(cut.content[0]?.text.split(' ').length, 5);
-  assert.ok(full.content[0]?.text.startsWith(cut.content[0]?.text ?? '-'));
+  assert.equal(textOf(cut).split(' ').length, 5);
+  assert.ok(textOf(full).startsWith(textOf(cut)));
 });
 
 test('output tokens are the words of the text, however the prompt is spaced or cut', () => {
@@ -52,7 +60,7 @@ test('output tokens are the words of the text, however the prompt is spaced or c
   for (const prompt of prompts) {
     for (const extra of [{}, { max_tokens: 7 }, { stop_sequences: ['reply'] }, { stop_sequences: ['a'] }]) {
       const res = message(mockRespond('svc-mock', input(prompt, extra)));
-      const text = res.content[0]?.text ?? '';
+      const text = textOf(res);
       assert.equal(res.usage.output_tokens, text.split(' ').filter(Boolean).length, JSON.stringify({ prompt, extra }));
       assert.ok(!/\s\s/.test(text) && !/[\t\n]/.test(text), JSON.stringify({ prompt, text }));
     }
@@ -65,8 +73,8 @@ test('a stop sequence that occurs in the text ends it there', () => {
   );
   assert.equal(res.stop_reason, 'stop_sequence');
   assert.equal(res.stop_sequence, 'STOPHERE');
-  assert.ok(!res.content[0]?.text.includes('STOPHERE'));
-  assert.ok(res.content[0]?.text.includes('alpha beta'));
+  assert.ok(!textOf(res).includes('STOPHERE'));
+  assert.ok(textOf(res).includes('alpha beta'));
   const none = message(mockRespond('svc-mock', input('alpha beta', { stop_sequences: ['absent'] })));
   assert.equal(none.stop_reason, 'end_turn');
   assert.equal(none.stop_sequence, null);

@@ -421,6 +421,8 @@ for (const backend of await backends()) {
         requests: 4,
         input_tokens: input,
         output_tokens: output,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
         cost_usd: cost,
         standard_cost_usd: standard,
       };

@@ -215,6 +215,8 @@ for (const backend of await backends()) {
           requests: 1,
           input_tokens: 0,
           output_tokens: 0,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 0,
           cost_usd: null,
           standard_cost_usd: null,
           savings_usd: null,

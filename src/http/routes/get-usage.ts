@@ -24,9 +24,13 @@ const usd = (description: string) => Type.Union([Type.Number(), Type.Null()], { 
 const counts = {
   cargo: Type.Integer({ description: 'Cargo whose result was produced (success or failure).' }),
   requests: Type.Integer({ description: 'Their provider requests: a records cargo counts each record.' }),
-  input_tokens: Type.Integer(),
-  output_tokens: Type.Integer(),
-  cost_usd: usd('At the batch prices; null when no price is known for the model.'),
+  input_tokens: Type.Integer({ description: 'Input tokens neither written to nor read from the prompt cache.' }),
+  output_tokens: Type.Integer({ description: 'Output tokens, thinking included.' }),
+  cache_creation_input_tokens: Type.Integer({
+    description: 'Input tokens written to the prompt cache (5-minute and 1-hour writes, each at its price).',
+  }),
+  cache_read_input_tokens: Type.Integer({ description: 'Input tokens read from the prompt cache.' }),
+  cost_usd: usd('Every kind of token at the batch prices; null when no price is known for the model.'),
   standard_cost_usd: usd('The same tokens at the real-time prices.'),
 };
 
@@ -56,6 +60,8 @@ const UsageResponse = Type.Object(
             requests: 340,
             input_tokens: 412000,
             output_tokens: 96000,
+            cache_creation_input_tokens: 0,
+            cache_read_input_tokens: 0,
             cost_usd: 1.338,
             standard_cost_usd: 2.676,
           },
@@ -66,6 +72,8 @@ const UsageResponse = Type.Object(
             requests: 3,
             input_tokens: 42,
             output_tokens: 96,
+            cache_creation_input_tokens: 2048,
+            cache_read_input_tokens: 4096,
             cost_usd: 0,
             standard_cost_usd: 0,
           },
@@ -75,6 +83,8 @@ const UsageResponse = Type.Object(
           requests: 343,
           input_tokens: 412042,
           output_tokens: 96096,
+          cache_creation_input_tokens: 2048,
+          cache_read_input_tokens: 4096,
           cost_usd: 1.338,
           standard_cost_usd: 2.676,
           savings_usd: 1.338,

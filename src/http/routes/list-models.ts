@@ -6,10 +6,23 @@ import type { CargoScope } from '../cargo-routes.js';
 import { apiKeySecurity, authErrorResponses } from '../schemas.js';
 
 const Prices = Type.Object(
-  { input: Type.Number(), output: Type.Number(), batch_input: Type.Number(), batch_output: Type.Number() },
+  {
+    input: Type.Number(),
+    output: Type.Number(),
+    batch_input: Type.Number(),
+    batch_output: Type.Number(),
+    cache_write: Type.Number({
+      description: 'A 5-minute prompt-cache write (and a write the provider does not split).',
+    }),
+    cache_write_1h: Type.Number({ description: 'A 1-hour prompt-cache write.' }),
+    cache_read: Type.Number({ description: 'A prompt-cache read.' }),
+    batch_cache_write: Type.Number(),
+    batch_cache_write_1h: Type.Number(),
+    batch_cache_read: Type.Number(),
+  },
   {
     description:
-      'US dollars per million tokens: real-time, and the batch prices barge runs at. Zero for every model served by the mock provider, which is never billed.',
+      'US dollars per million tokens: real-time, and the batch prices barge runs at; the prices used, so a cache price the catalog leaves out shows as the input price it falls back to. Zero for every model served by the mock provider, which is never billed.',
   },
 );
 
@@ -36,14 +49,36 @@ const ModelsResponse = Type.Object(
             provider: 'mock',
             provider_model: 'svc-mock',
             max_output_tokens: null,
-            prices_usd_per_mtok: { input: 0, output: 0, batch_input: 0, batch_output: 0 },
+            prices_usd_per_mtok: {
+              input: 0,
+              output: 0,
+              batch_input: 0,
+              batch_output: 0,
+              cache_write: 0,
+              cache_write_1h: 0,
+              cache_read: 0,
+              batch_cache_write: 0,
+              batch_cache_write_1h: 0,
+              batch_cache_read: 0,
+            },
           },
           {
             id: 'claude-sonnet-4-5',
             provider: 'anthropic',
             provider_model: 'claude-sonnet-4-5-20250929',
             max_output_tokens: 64000,
-            prices_usd_per_mtok: { input: 3, output: 15, batch_input: 1.5, batch_output: 7.5 },
+            prices_usd_per_mtok: {
+              input: 3,
+              output: 15,
+              batch_input: 1.5,
+              batch_output: 7.5,
+              cache_write: 3.75,
+              cache_write_1h: 6,
+              cache_read: 0.3,
+              batch_cache_write: 1.875,
+              batch_cache_write_1h: 3,
+              batch_cache_read: 0.15,
+            },
           },
         ],
       },

@@ -15,7 +15,7 @@ import type {
   SubmitInput,
   SubmitStep,
 } from '../provider.js';
-import { mockRespond } from './responder.js';
+import { type CachedPrefixes, mockRespond } from './responder.js';
 
 /** Results come back shuffled within windows of this many: out of order, in bounded memory. */
 const SHUFFLE_WINDOW = 2000;
@@ -73,25 +73,30 @@ export class MockProvider implements Provider {
     return { state: 'running', expectedEndAt: endsAt };
   }
 
+  /**
+   * Each request is answered in input order, so the first of the batch with a cached prefix is the
+   * one that writes it (the same one on every reading), and the answers come back shuffled.
+   */
   async *results(job: JobRef): AsyncIterable<RequestResult> {
     const { endsAt } = stateOf(job);
     const canceledEarly = job.canceledAt !== null && job.canceledAt < endsAt;
-    let window: BatchRequest[] = [];
-    const shuffled = function* (requests: BatchRequest[]) {
-      for (const i of shuffledIndexes(requests.length, `${job.jobId}${requests[0]?.customId}`)) {
-        yield requests[i] as BatchRequest;
+    const cached: CachedPrefixes = new Set();
+    let window: RequestResult[] = [];
+    const shuffled = function* (results: RequestResult[]) {
+      for (const i of shuffledIndexes(results.length, `${job.jobId}${results[0]?.customId}`)) {
+        yield results[i] as RequestResult;
       }
     };
     for await (const request of job.requests()) {
-      window.push(request);
+      window.push(this.respond(job.model, request, canceledEarly, cached));
       if (window.length < SHUFFLE_WINDOW) continue;
-      for (const r of shuffled(window)) yield this.respond(job.model, r, canceledEarly);
+      yield* shuffled(window);
       window = [];
     }
-    for (const r of shuffled(window)) yield this.respond(job.model, r, canceledEarly);
+    yield* shuffled(window);
   }
 
-  private respond(model: string, request: BatchRequest, canceledEarly: boolean): RequestResult {
+  private respond(model: string, request: BatchRequest, canceledEarly: boolean, cached: CachedPrefixes): RequestResult {
     const customId = request.customId;
     if (canceledEarly) {
       return {
@@ -101,7 +106,7 @@ export class MockProvider implements Provider {
         error: CANCELED_ERROR,
       };
     }
-    const outcome = mockRespond(model, request.input);
+    const outcome = mockRespond(model, request.input, cached);
     return outcome.success
       ? { customId, success: true, response: outcome.response }
       : { customId, success: false, kind: outcome.kind, error: outcome.error };

@@ -1,15 +1,25 @@
 /**
  * svc-mock's model: deterministic (the same input gives the same message), well-formed, and
- * honouring max_tokens and stop_sequences. One word counts as one output token.
+ * honouring max_tokens and stop_sequences. One word counts as one output token. It takes the whole
+ * request surface (decisions.md, "The full request surface"):
+ * - it echoes the last user turn's text, its tool results' text included; each image or document
+ *   counts 1,000 input tokens;
+ * - with `tool_choice` `any` or `tool` it answers one `tool_use` block (the named tool, else the
+ *   first) whose input is the smallest instance of the tool's `input_schema` (schema-instance.ts),
+ *   with `output_config.format` a text that is the smallest JSON instance of that schema; neither
+ *   is cut by max_tokens;
+ * - prompt caching: the words up to and including the last `cache_control` mark are cache tokens,
+ *   written by the first request of a batch with that prefix and read by the others (the caller
+ *   keeps the batch's prefixes: CachedPrefixes).
  *
  * Trigger phrases in the last user message exercise failure paths:
  * - `svc-mock:fail`   → the request errors with a provider-style invalid_request_error;
  * - `svc-mock:expire` → the request expires as if the batch's completion window closed first.
  */
 import { hash } from 'node:crypto';
-import type { Message, ModelInput } from '../../domain/cargo-request.js';
-import type { ModelMessage } from '../../domain/model-message.js';
+import type { ModelContentBlock, ModelMessage } from '../../domain/model-message.js';
 import { REQUEST_EXPIRED_ERROR } from '../../domain/records.js';
+import { schemaInstance } from './schema-instance.js';
 
 export const TRIGGERS = Object.freeze({ fail: 'svc-mock:fail', expire: 'svc-mock:expire' });
 
@@ -17,14 +27,59 @@ export type MockOutcome =
   | { success: true; response: ModelMessage }
   | { success: false; kind: 'errored' | 'expired'; error: string };
 
+/**
+ * The cached prefixes of one batch, by digest: the first request with a prefix writes it, the
+ * others read it. One per batch, as a provider's cache would be warm only within it.
+ */
+export type CachedPrefixes = Set<string>;
+
+/** What svc-mock reads of a stored request: the Messages API's create parameters, read tolerantly. */
+interface MockInput {
+  max_tokens: number;
+  messages: MockMessage[];
+  system?: string | Block[];
+  stop_sequences?: string[];
+  tools?: Tool[];
+  tool_choice?: { type: string; name?: string };
+  output_config?: { format?: { type: string; schema?: unknown } };
+}
+
+interface MockMessage {
+  role: string;
+  content: string | Block[];
+}
+
+/** Any content block; svc-mock reads only these fields. */
+interface Block {
+  type: string;
+  text?: string;
+  thinking?: string;
+  content?: string | Block[];
+  input?: unknown;
+  cache_control?: { ttl?: string } | null;
+}
+
+interface Tool {
+  name: string;
+  description?: string;
+  input_schema?: unknown;
+  cache_control?: { ttl?: string } | null;
+}
+
 const FILLER = (
   'batch results arrive within the completion window and every cargo is delivered by webhook object ' +
   'or mailbox while the service keeps each step in the database so nothing is lost'
 ).split(' ');
 
-/** Answers one request, given as its model input's JSON text (as stored and sent to providers). */
-export function mockRespond(model: string, inputJson: string): MockOutcome {
-  const input = JSON.parse(inputJson) as ModelInput;
+/** What an image or a document counts, in input tokens. */
+const MEDIA_TOKENS = 1000;
+
+/**
+ * Answers one request, given as its model input's JSON text (as stored and sent to providers);
+ * `cached` holds the prompt-cache prefixes its batch has written so far.
+ */
+export function mockRespond(model: string, inputJson: string, cached: CachedPrefixes = new Set()): MockOutcome {
+  const input = JSON.parse(inputJson) as MockInput;
   const prompt = lastUserText(input.messages);
   if (prompt.includes(TRIGGERS.fail)) {
     return {
@@ -44,8 +99,47 @@ export function mockRespond(model: string, inputJson: string): MockOutcome {
   // The service collects every result through this function, so it is written for speed (a batch
   // holds up to 100,000 requests): the digest is of the text as given (not of the input serialised
   // again), its bytes are read directly, and words are counted without splitting the text into
-  // arrays.
+  // arrays. Cache marks are looked for only in a request whose text has one.
   const digest = hash('sha256', model + inputJson, 'buffer');
+  const measure = measureInput(input, inputJson.includes('"cache_control"'));
+  const usage: ModelMessage['usage'] = { input_tokens: measure.inputTokens, output_tokens: 0 };
+  if (measure.prefix !== null) Object.assign(usage, cacheUsage(measure.prefix, cached));
+  const message = (
+    content: ModelContentBlock[],
+    stopReason: ModelMessage['stop_reason'],
+    stopSequence: string | null,
+    outputTokens: number,
+  ): MockOutcome => ({
+    success: true,
+    response: {
+      id: `msg_mock_${digest.toString('hex', 0, 12)}`,
+      type: 'message',
+      role: 'assistant',
+      content,
+      model,
+      stop_reason: stopReason,
+      stop_sequence: stopSequence,
+      usage: { ...usage, output_tokens: outputTokens },
+    },
+  });
+
+  const tool = forcedTool(input);
+  if (tool) {
+    const toolInput = schemaInstance(tool.input_schema) as Record<string, unknown>;
+    const id = `toolu_mock_${digest.toString('hex', 12, 24)}`;
+    return message(
+      [{ type: 'tool_use', id, name: tool.name, input: toolInput }],
+      'tool_use',
+      null,
+      jsonTokens(toolInput),
+    );
+  }
+  const format = input.output_config?.format;
+  if (format?.type === 'json_schema') {
+    const json = JSON.stringify(schemaInstance(format.schema));
+    return message([{ type: 'text', text: json }], 'end_turn', null, jsonTokens(json));
+  }
+
   const fillerWords = 12 + (((digest[0] as number) * 256 + (digest[1] as number)) % 24);
   // The prompt's words, separated by single spaces (what splitting on /\s+/ and joining gives);
   // most prompts already are, and testing costs a fraction of replacing.
@@ -74,27 +168,45 @@ export function mockRespond(model: string, inputJson: string): MockOutcome {
     stopSequence = null;
     outputTokens = input.max_tokens;
   }
-
-  return {
-    success: true,
-    response: {
-      id: `msg_mock_${digest.toString('hex', 0, 12)}`,
-      type: 'message',
-      role: 'assistant',
-      content: [{ type: 'text', text }],
-      model,
-      stop_reason: stopReason,
-      stop_sequence: stopSequence,
-      usage: { input_tokens: inputTokens(input), output_tokens: outputTokens },
-    },
-  };
+  return message([{ type: 'text', text }], stopReason, stopSequence, outputTokens);
 }
 
-function messageText(message: Message): string {
-  return typeof message.content === 'string' ? message.content : message.content.map((b) => b.text).join('\n');
+/** The tool a `tool_choice` of `any` or `tool` forces: the named one, else the first. */
+function forcedTool(input: MockInput): Tool | undefined {
+  const choice = input.tool_choice;
+  const tools = input.tools ?? [];
+  if (choice?.type === 'tool') return tools.find((t) => t.name === choice.name) ?? tools[0];
+  return choice?.type === 'any' ? tools[0] : undefined;
 }
 
-function lastUserText(messages: Message[]): string {
+/** About four characters a token, as for the prompt. */
+function jsonTokens(value: unknown): number {
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return Math.max(1, Math.ceil(text.length / 4));
+}
+
+/** The text of a user turn: its text blocks and its tool results' text, one line each. */
+function messageText(message: MockMessage): string {
+  if (typeof message.content === 'string') return message.content;
+  const parts: string[] = [];
+  for (const block of message.content) {
+    if (block.type === 'text') parts.push(block.text ?? '');
+    else if (block.type === 'tool_result') parts.push(toolResultText(block));
+  }
+  return parts.join('\n');
+}
+
+function toolResultText(block: Block): string {
+  const { content } = block;
+  if (content === undefined) return '';
+  if (typeof content === 'string') return content;
+  return content
+    .filter((b) => b.type === 'text')
+    .map((b) => b.text ?? '')
+    .join('\n');
+}
+
+function lastUserText(messages: MockMessage[]): string {
   for (let i = messages.length - 1; i >= 0; i--) {
     const message = messages[i];
     if (message?.role === 'user') return messageText(message);
@@ -102,10 +214,95 @@ function lastUserText(messages: Message[]): string {
   return '';
 }
 
-/** About four characters a token, plus a few per message, like real tokenizers on English text. */
-function inputTokens(input: ModelInput): number {
-  const chars = (input.system?.length ?? 0) + input.messages.reduce((n, m) => n + messageText(m).length, 0);
-  return Math.ceil(chars / 4) + 3 * input.messages.length;
+/** The prompt-cache prefix of a request: its digest, and its tokens (those up to the last 1-hour mark apart). */
+interface CachePrefix {
+  digest: string;
+  tokens: number;
+  oneHourTokens: number;
+}
+
+/**
+ * Input tokens: about four characters a token, plus a few per message, like real tokenizers on
+ * English text, and MEDIA_TOKENS per image or document. With cache marks (`withCache`), what is
+ * up to the last one (tools, then system, then messages, Anthropic's order) is the cache prefix
+ * instead, counted in words; `input_tokens` is what follows it.
+ */
+function measureInput(input: MockInput, withCache: boolean): { inputTokens: number; prefix: CachePrefix | null } {
+  let chars = 0;
+  let media = 0;
+  let words = 0;
+  // The parts read so far, as JSON (only with cache marks): the prefix's digest is of these.
+  const parts: string[] = [];
+  let mark: { chars: number; media: number; words: number; parts: number } | null = null;
+  let oneHourWords = 0;
+  const add = (text: string | undefined, part: unknown, cacheControl: Block['cache_control']) => {
+    if (text !== undefined) chars += text.length;
+    if (!withCache) return;
+    if (text !== undefined) words += countWordsIn(text);
+    parts.push(JSON.stringify(part));
+    if (cacheControl) {
+      mark = { chars, media, words, parts: parts.length };
+      if (cacheControl.ttl === '1h') oneHourWords = words;
+    }
+  };
+  const addBlock = (block: Block) => {
+    if (block.type === 'image' || block.type === 'document') {
+      media++;
+      if (withCache) words += MEDIA_TOKENS;
+      add(undefined, block, block.cache_control);
+    } else if (block.type === 'tool_result') {
+      const inner = typeof block.content === 'string' ? [] : (block.content ?? []);
+      for (const b of inner) if (b.type === 'image') media++;
+      if (withCache) words += inner.filter((b) => b.type === 'image').length * MEDIA_TOKENS;
+      add(toolResultText(block), block, block.cache_control);
+    } else if (block.type === 'tool_use') {
+      add(JSON.stringify(block.input ?? null), block, block.cache_control);
+    } else {
+      add(block.text ?? block.thinking ?? '', block, block.cache_control);
+    }
+  };
+  for (const tool of input.tools ?? []) {
+    add(
+      `${tool.name} ${tool.description ?? ''} ${JSON.stringify(tool.input_schema ?? null)}`,
+      tool,
+      tool.cache_control,
+    );
+  }
+  if (typeof input.system === 'string') add(input.system, input.system, null);
+  else for (const block of input.system ?? []) addBlock(block);
+  for (const message of input.messages) {
+    if (typeof message.content === 'string') add(message.content, message, null);
+    else {
+      if (withCache) parts.push(message.role);
+      for (const block of message.content) addBlock(block);
+    }
+  }
+  const overhead = 3 * input.messages.length;
+  const at = mark as { chars: number; media: number; words: number; parts: number } | null;
+  if (at === null) return { inputTokens: Math.ceil(chars / 4) + media * MEDIA_TOKENS + overhead, prefix: null };
+  return {
+    inputTokens: Math.ceil((chars - at.chars) / 4) + (media - at.media) * MEDIA_TOKENS + overhead,
+    prefix: {
+      digest: hash('sha256', parts.slice(0, at.parts).join('\n'), 'base64'),
+      tokens: at.words,
+      oneHourTokens: oneHourWords,
+    },
+  };
+}
+
+/** The cache counts of a request with a cache prefix: written by the batch's first request with it, read by the rest. */
+function cacheUsage(prefix: CachePrefix, cached: CachedPrefixes): Partial<ModelMessage['usage']> {
+  const written = !cached.has(prefix.digest);
+  if (written) cached.add(prefix.digest);
+  const oneHour = written ? prefix.oneHourTokens : 0;
+  return {
+    cache_creation_input_tokens: written ? prefix.tokens : 0,
+    cache_read_input_tokens: written ? 0 : prefix.tokens,
+    cache_creation: {
+      ephemeral_5m_input_tokens: (written ? prefix.tokens : 0) - oneHour,
+      ephemeral_1h_input_tokens: oneHour,
+    },
+  };
 }
 
 const REPLY_OPENING = 'Synthetic reply from svc-mock. You said:';
@@ -119,6 +316,19 @@ function spacedWords(text: string): number {
   let words = 1;
   for (let at = text.indexOf(' '); at !== -1; at = text.indexOf(' ', at + 1)) words++;
   return words;
+}
+
+/** The words of any text: runs of characters other than whitespace. */
+function countWordsIn(text: string): number {
+  let count = 0;
+  let inWord = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const space = c === 32 || (c >= 9 && c <= 13);
+    if (!space && !inWord) count++;
+    inWord = !space;
+  }
+  return count;
 }
 
 /** How many words `text.split(' ').filter(Boolean)` would give, without building the array. */

@@ -21,7 +21,7 @@ export async function stageRecordResults(
   if (records.length === 0) return;
   await database.write.transaction().execute(async (tx) => {
     await assertBatchLease(tx, database.dialect, lease);
-    for (const part of statementChunks(records, 6, (r) => r.body.length)) {
+    for (const part of statementChunks(records, 9, (r) => r.body.length)) {
       await tx
         .insertInto('record_results')
         .values(
@@ -32,6 +32,9 @@ export async function stageRecordResults(
             body: r.body,
             input_tokens: r.inputTokens,
             output_tokens: r.outputTokens,
+            cache_creation_input_tokens: r.cacheCreationTokens,
+            cache_creation_1h_input_tokens: r.cacheCreation1hTokens,
+            cache_read_input_tokens: r.cacheReadTokens,
           })),
         )
         .onConflict((oc) => oc.columns(['cargo_id', 'record_index']).doNothing())
@@ -55,5 +58,8 @@ export async function stagedRecordResults(database: Database, cargoId: string): 
     body: r.body,
     inputTokens: r.input_tokens,
     outputTokens: r.output_tokens,
+    cacheCreationTokens: r.cache_creation_input_tokens,
+    cacheCreation1hTokens: r.cache_creation_1h_input_tokens,
+    cacheReadTokens: r.cache_read_input_tokens,
   }));
 }

@@ -63,7 +63,7 @@ export async function storeResults(
       }
     }
     const stored = results.filter((r) => moved.has(r.cargoId));
-    for (const part of statementChunks(stored, 12, (r) => (r.response?.length ?? 0) + (r.errorMessage?.length ?? 0))) {
+    for (const part of statementChunks(stored, 15, (r) => (r.response?.length ?? 0) + (r.errorMessage?.length ?? 0))) {
       await tx
         .insertInto('results')
         .values(
@@ -78,6 +78,9 @@ export async function storeResults(
             project_id: moved.get(r.cargoId) ?? null,
             input_tokens: r.usage?.inputTokens ?? 0,
             output_tokens: r.usage?.outputTokens ?? 0,
+            cache_creation_input_tokens: r.usage?.cacheCreationTokens ?? 0,
+            cache_creation_1h_input_tokens: r.usage?.cacheCreation1hTokens ?? 0,
+            cache_read_input_tokens: r.usage?.cacheReadTokens ?? 0,
             cost_usd: r.usage?.costUsd ?? null,
             standard_cost_usd: r.usage?.standardCostUsd ?? null,
           })),

@@ -14,6 +14,9 @@ export interface UsageByDay {
   requests: number;
   inputTokens: number;
   outputTokens: number;
+  /** Prompt-cache writes (1-hour ones included) and reads. */
+  cacheCreationTokens: number;
+  cacheReadTokens: number;
   /** Summed over the results whose price was known; null when none was. */
   costUsd: number | null;
   standardCostUsd: number | null;
@@ -43,6 +46,8 @@ export async function usageByDay(
       eb.fn.sum('c.request_count').as('requests'),
       eb.fn.sum('r.input_tokens').as('input_tokens'),
       eb.fn.sum('r.output_tokens').as('output_tokens'),
+      eb.fn.sum('r.cache_creation_input_tokens').as('cache_creation_input_tokens'),
+      eb.fn.sum('r.cache_read_input_tokens').as('cache_read_input_tokens'),
       eb.fn.sum('r.cost_usd').as('cost_usd'),
       eb.fn.sum('r.standard_cost_usd').as('standard_cost_usd'),
     ])
@@ -64,6 +69,8 @@ export async function usageByDay(
       requests: number(r.requests),
       inputTokens: number(r.input_tokens),
       outputTokens: number(r.output_tokens),
+      cacheCreationTokens: number(r.cache_creation_input_tokens),
+      cacheReadTokens: number(r.cache_read_input_tokens),
       costUsd: maybe(r.cost_usd),
       standardCostUsd: maybe(r.standard_cost_usd),
     }))
