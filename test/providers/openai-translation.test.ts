@@ -95,7 +95,7 @@ test('a chat completion becomes a model message with OpenAI’s id and model', (
     model: 'gpt-4o-mini-2024-07-18',
     stop_reason: 'end_turn',
     stop_sequence: null,
-    usage: { input_tokens: 12, output_tokens: 3 },
+    usage: { input_tokens: 12, cache_read_input_tokens: 0, output_tokens: 3 },
   });
 });
 

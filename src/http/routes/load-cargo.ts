@@ -1,13 +1,16 @@
 /** POST /cargo/load: validate, route, check the target and budgets, and commit the cargo durably. */
 import { type Static, Type } from 'typebox';
 import { storedRequestText } from '../../domain/batch-requests.js';
-import { type CargoRecord, checkLoadRules, LIMITS, type ModelInput } from '../../domain/cargo-request.js';
+import { type CargoRecord, checkLoadRules, LIMITS } from '../../domain/cargo-request.js';
 import type { Clock } from '../../domain/clock.js';
 import { errors, type FieldError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
 import { jsonMemberText } from '../../domain/json-text.js';
 import { checkModelParams } from '../../domain/model-params.js';
 import { type RoutingTable, routeModel } from '../../domain/model-routing.js';
+import { checkRequestSurface } from '../../domain/request-rules.js';
+import { Messages, type ModelInput, ModelInputSchema, optionalModelSettings } from '../../domain/request-surface.js';
+import { checkRouteParts } from '../../domain/route-parts.js';
 import { cargoRowBytes, type NewCargo } from '../../store/cargo/insert.js';
 import { authOf } from '../auth.js';
 import type { CargoScope } from '../cargo-routes.js';
@@ -17,45 +20,6 @@ import { apiKeySecurity, authErrorResponses, ErrorBody } from '../schemas.js';
 import type { StorageBudget } from '../storage-budget.js';
 import { Callback, checkTarget, type TargetRules, targetAddressProblems } from './delivery-target.js';
 
-const TextBlock = Type.Object(
-  { type: Type.Literal('text'), text: Type.String({ minLength: 1 }) },
-  { additionalProperties: false },
-);
-
-const Message = Type.Object(
-  {
-    role: Type.Enum(['user', 'assistant']),
-    content: Type.Union(
-      [Type.String({ minLength: 1 }), Type.Array(TextBlock, { minItems: 1, maxItems: LIMITS.maxContentBlocks })],
-      {
-        description: 'A non-empty string, or a non-empty array of text blocks.',
-      },
-    ),
-  },
-  { additionalProperties: false },
-);
-
-/** Sampling and length settings shared by `params` and each record's `modelInput`. */
-const modelSettings = {
-  max_tokens: Type.Integer({ minimum: 1, maximum: LIMITS.maxTokensLimit, description: 'Default 1024.' }),
-  system: Type.String({ description: 'System prompt.' }),
-  temperature: Type.Number({ minimum: 0, maximum: 1 }),
-  top_p: Type.Number({ minimum: 0, maximum: 1 }),
-  top_k: Type.Integer({ minimum: 0, maximum: LIMITS.topKLimit }),
-  stop_sequences: Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.stopSequenceMaxLength }), {
-    maxItems: LIMITS.maxStopSequences,
-  }),
-};
-
-const optionalSettings = {
-  max_tokens: Type.Optional(modelSettings.max_tokens),
-  system: Type.Optional(modelSettings.system),
-  temperature: Type.Optional(modelSettings.temperature),
-  top_p: Type.Optional(modelSettings.top_p),
-  top_k: Type.Optional(modelSettings.top_k),
-  stop_sequences: Type.Optional(modelSettings.stop_sequences),
-};
-
 const Params = Type.Object(
   {
     model: Type.String({
@@ -64,8 +28,8 @@ const Params = Type.Object(
       description:
         'A model id of GET /models (such as svc-mock), a provider-qualified name (anthropic/<model>, openai/<model>, bedrock/<model id>) or a Bedrock model ARN.',
     }),
-    messages: Type.Optional(Type.Array(Message, { minItems: 1, maxItems: LIMITS.maxMessages })),
-    ...optionalSettings,
+    messages: Type.Optional(Messages),
+    ...optionalModelSettings,
   },
   {
     additionalProperties: false,
@@ -76,10 +40,7 @@ const Params = Type.Object(
 const BatchRecord = Type.Object(
   {
     recordId: Type.String({ minLength: 1, maxLength: LIMITS.recordIdMaxLength }),
-    modelInput: Type.Object(
-      { messages: Type.Array(Message, { minItems: 1, maxItems: LIMITS.maxMessages }), ...optionalSettings },
-      { additionalProperties: false },
-    ),
+    modelInput: ModelInputSchema,
   },
   { additionalProperties: false },
 );
@@ -261,8 +222,15 @@ export function registerLoadCargo(app: CargoScope, deps: LoadCargoDeps): void {
         metadata: body.metadata ?? undefined,
         metadataJson: metadataJson ?? undefined,
       });
+      const surface = checkRequestSurface({
+        params: body.params,
+        records: body.records,
+        defaultMaxTokens: LIMITS.defaultMaxTokens,
+      });
+      problems.push(...surface.problems);
       const routing = routeModel(body.params.model, deps.models.catalog, deps.models.enabled);
       if (routing.ok) {
+        problems.push(...checkRouteParts(routing.route.provider, surface.parts));
         problems.push(
           ...checkModelParams({
             model: body.params.model,

@@ -7,9 +7,9 @@
  * - `svc-mock:expire` → the request expires as if the batch's completion window closed first.
  */
 import { hash } from 'node:crypto';
-import type { Message, ModelInput } from '../../domain/cargo-request.js';
 import type { ModelMessage } from '../../domain/model-message.js';
 import { REQUEST_EXPIRED_ERROR } from '../../domain/records.js';
+import type { Message, ModelInput } from '../../domain/request-surface.js';
 
 export const TRIGGERS = Object.freeze({ fail: 'svc-mock:fail', expire: 'svc-mock:expire' });
 
@@ -90,8 +90,14 @@ export function mockRespond(model: string, inputJson: string): MockOutcome {
   };
 }
 
+/** A turn's text: a string, or its text blocks' (other blocks are not echoed). */
 function messageText(message: Message): string {
-  return typeof message.content === 'string' ? message.content : message.content.map((b) => b.text).join('\n');
+  if (typeof message.content === 'string') return message.content;
+  return message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('\n');
+}
+
+function systemText(system: ModelInput['system']): string {
+  return typeof system === 'string' ? system : (system ?? []).map((block) => block.text).join('\n');
 }
 
 function lastUserText(messages: Message[]): string {
@@ -104,7 +110,7 @@ function lastUserText(messages: Message[]): string {
 
 /** About four characters a token, plus a few per message, like real tokenizers on English text. */
 function inputTokens(input: ModelInput): number {
-  const chars = (input.system?.length ?? 0) + input.messages.reduce((n, m) => n + messageText(m).length, 0);
+  const chars = systemText(input.system).length + input.messages.reduce((n, m) => n + messageText(m).length, 0);
   return Math.ceil(chars / 4) + 3 * input.messages.length;
 }
 
