@@ -100,6 +100,8 @@ export const LoadCargoBody = Type.Object(
   },
 );
 type LoadCargoBody = Static<typeof LoadCargoBody>;
+/** `params` as accepted (test/types/sdk-params.test.ts proves the SDK's create params of the listed fields fit). */
+export type LoadCargoParams = Static<typeof Params>;
 
 const LoadCargoResponse = Type.Object(
   {
