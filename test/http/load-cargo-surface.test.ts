@@ -295,6 +295,27 @@ for (const backend of await backends()) {
       );
     });
 
+    test('/openapi.json documents the surface, and each example body of POST /cargo/load is accepted', async () => {
+      const doc = (await app.request('GET', '/openapi.json')).body;
+      const { schema: body, examples } = doc.paths['/cargo/load'].post.requestBody.content['application/json'];
+      for (const field of ['system', 'tools', 'tool_choice', 'thinking', 'output_config']) {
+        assert.ok(
+          body.properties.params.properties[field]?.description ?? body.properties.params.properties[field],
+          field,
+        );
+      }
+      const blocks = JSON.stringify(body.properties.params.properties.messages);
+      for (const type of ['image', 'document', 'tool_use', 'tool_result', 'thinking', 'redacted_thinking']) {
+        assert.ok(blocks.includes(`"enum":["${type}"]`), `the ${type} block is documented`);
+      }
+      const bodies = Object.values(examples) as { value: unknown }[];
+      assert.ok(bodies.length >= 3);
+      for (const { value } of bodies) {
+        const res = await load(value);
+        assert.equal(res.status, 200, res.text);
+      }
+    });
+
     test('each route refuses, at submit, the parts it cannot take, naming the parameter and the provider', async () => {
       const bedrockRefuses: [Record<string, unknown>, string][] = [
         [{ tools: [findCity], messages: say('b') }, '/params/tools'],

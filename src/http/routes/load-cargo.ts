@@ -90,6 +90,40 @@ export const LoadCargoBody = Type.Object(
         metadata: { ticket: 'T-1234' },
       },
       {
+        params: {
+          model: 'claude-sonnet-4-5',
+          max_tokens: 512,
+          system: [
+            {
+              type: 'text',
+              text: 'You classify support tickets. <a long shared instruction>',
+              cache_control: { type: 'ephemeral' },
+            },
+          ],
+          tools: [
+            {
+              name: 'classify',
+              description: 'Records the ticket category.',
+              input_schema: {
+                type: 'object',
+                properties: { category: { type: 'string', enum: ['billing', 'bug', 'other'] } },
+                required: ['category'],
+              },
+            },
+          ],
+          tool_choice: { type: 'tool', name: 'classify' },
+          messages: [
+            {
+              role: 'user',
+              content: [
+                { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+                { type: 'text', text: 'My invoice is wrong (screenshot attached).' },
+              ],
+            },
+          ],
+        },
+      },
+      {
         params: { model: 'svc-mock' },
         records: [
           { recordId: 'q1', modelInput: { max_tokens: 64, messages: [{ role: 'user', content: 'Hello' }] } },
@@ -148,7 +182,7 @@ export function registerLoadCargo(app: CargoScope, deps: LoadCargoDeps): void {
           400: {
             ...ErrorBody,
             description:
-              "Invalid request body; `errors` names every invalid field: an unknown model, a model whose provider is not enabled here, `max_tokens` above the model's output limit, a parameter the model or its provider does not take.",
+              "Invalid request body; `errors` names every invalid field: an unknown model, a model whose provider is not enabled here, `max_tokens` above the model's output limit, a parameter the model or its provider does not take, a part of the request its route cannot take (such as tools on Bedrock), a server tool, more than 4 cache_control marks, a tool_choice naming no tool, a thinking budget not below max_tokens.",
             examples: [
               {
                 detail: 'Invalid request body: /params/temperature must be <= 1.',
@@ -162,6 +196,16 @@ export function registerLoadCargo(app: CargoScope, deps: LoadCargoDeps): void {
                     path: '/params/model',
                     message:
                       "'claude-sonnet-4-5' is served by anthropic or bedrock, and none of these providers is enabled here",
+                  },
+                ],
+              },
+              {
+                detail:
+                  'Invalid request body: /params/tools is not accepted by the bedrock route: Bedrock batch inference has no tool use.',
+                errors: [
+                  {
+                    path: '/params/tools',
+                    message: 'is not accepted by the bedrock route: Bedrock batch inference has no tool use',
                   },
                 ],
               },
