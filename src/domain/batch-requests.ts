@@ -1,6 +1,7 @@
 /** A batch's requests as a provider gets them: each stored cargo's requests with their custom ids, then padding. */
-import type { CargoRecord, ModelInput } from './cargo-request.js';
+import type { CargoRecord } from './cargo-request.js';
 import { customIdFor, paddingId } from './custom-ids.js';
+import type { ModelInput } from './request-surface.js';
 
 /**
  * What goes to a provider for one request: its custom id and its model input as JSON text (the

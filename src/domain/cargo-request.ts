@@ -1,7 +1,8 @@
-/** A cargo's request: the limits of POST /cargo/load, the model input's types, the rules its schema cannot express. */
+/** A cargo's request as a whole: the limits of POST /cargo/load, records, metadata, the rules its schema cannot express. */
 import type { FieldError } from './errors.js';
+import type { ModelInput } from './request-surface.js';
 
-/** Limits of POST /cargo/load (interface document section 8, decisions.md). */
+/** Limits of POST /cargo/load (interface document section 8, decisions.md); the request's own parts are SURFACE_LIMITS. */
 export const LIMITS = Object.freeze({
   defaultMaxTokens: 1024,
   metadataMaxEntries: 50,
@@ -14,32 +15,7 @@ export const LIMITS = Object.freeze({
   maxRecords: 10_000,
   recordIdMaxLength: 128,
   callbackUrlMaxLength: 2048,
-  /**
-   * Bounds of a request's parts (docs/security.md): generous for real use, so that no request can
-   * make validation, storage or the providers' work (svc-mock's included) unbounded. The body
-   * limit (BARGE_BODY_LIMIT_BYTES) bounds the text itself.
-   */
-  maxMessages: 10_000,
-  maxContentBlocks: 1_000,
-  maxStopSequences: 16,
-  stopSequenceMaxLength: 256,
-  maxTokensLimit: 1_000_000,
-  topKLimit: 1_000_000,
 });
-
-export type ContentBlock = { type: 'text'; text: string };
-export type Message = { role: 'user' | 'assistant'; content: string | ContentBlock[] };
-
-/** The model parameters of one request, as the provider will see them (model excluded). */
-export interface ModelInput {
-  max_tokens: number;
-  messages: Message[];
-  system?: string;
-  temperature?: number;
-  top_p?: number;
-  top_k?: number;
-  stop_sequences?: string[];
-}
 
 export interface CargoRecord {
   recordId: string;

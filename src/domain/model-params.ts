@@ -8,6 +8,7 @@ import { LIMITS } from './cargo-request.js';
 import type { FieldError } from './errors.js';
 import { OPTIONAL_MODEL_PARAMS, type OptionalModelParam, type ProviderName } from './model-catalog.js';
 import type { ModelRoute } from './model-routing.js';
+import type { ModelSettings } from './request-surface.js';
 
 /** Parameters a provider refuses for every model: OpenAI's chat completions have no top_k. */
 const PROVIDER_UNSUPPORTED: Readonly<Record<ProviderName, readonly OptionalModelParam[]>> = {
@@ -19,9 +20,6 @@ const PROVIDER_UNSUPPORTED: Readonly<Record<ProviderName, readonly OptionalModel
 
 /** OpenAI's `stop` takes at most 4 sequences. */
 const OPENAI_MAX_STOP_SEQUENCES = 4;
-
-/** The settings of `params` and of each record's `modelInput`, as far as these checks look. */
-export type ModelSettings = { max_tokens?: number } & { [P in OptionalModelParam]?: unknown };
 
 export function checkModelParams(input: {
   /** `params.model` as submitted, for the messages. */

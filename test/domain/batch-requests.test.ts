@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { requestsOfCargo, storedRequestText } from '../../src/domain/batch-requests.js';
-import type { ModelInput } from '../../src/domain/cargo-request.js';
+import type { ModelInput } from '../../src/domain/request-surface.js';
 
 const id = 'crg_01jd0000000000000000000000';
 

@@ -147,8 +147,11 @@ export function validateInput(text: string, maxRequests: number): { lines: Input
   return { lines, errors };
 }
 
-/** Chat completions does not take these; a line that sets them fails with a 400 in the error file. */
-const NOT_CHAT_PARAMS = ['top_k', 'stop_sequences', 'system', 'max_output_tokens'];
+/**
+ * Chat completions does not take these (Messages-API fields an untranslated body would carry); a
+ * line that sets them fails with a 400 in the error file.
+ */
+const NOT_CHAT_PARAMS = ['top_k', 'stop_sequences', 'system', 'max_output_tokens', 'thinking', 'output_config'];
 
 /** Why chat completions would refuse this body (undefined: it is fine). */
 function bodyProblem(body: Record<string, unknown>): RequestError | undefined {
@@ -200,11 +203,37 @@ export function stoppedLine(line: InputLine, why: 'expired' | 'cancelled'): Resu
   return { custom_id: line.custom_id, kind: 'stopped', text: JSON.stringify(json) };
 }
 
-/** A realistic chat completion: the emulator's reply, cut at max_completion_tokens, with usage. */
+/**
+ * The function a request forces (`tool_choice` `required`: the first tool; `{type: "function"}`:
+ * that one), which the real API then calls instead of answering in text.
+ */
+function forcedFunction(body: Record<string, unknown>): string | undefined {
+  const tools = body.tools as { function: { name: string } }[] | undefined;
+  const choice = body.tool_choice as string | { function: { name: string } } | undefined;
+  if (choice === 'required') return tools?.[0]?.function.name;
+  return typeof choice === 'object' ? choice.function.name : undefined;
+}
+
+/**
+ * A realistic chat completion: the emulator's reply, cut at max_completion_tokens, with usage; a
+ * forced function is called with `{}` as its arguments, with `finish_reason: "tool_calls"`.
+ */
 export function chatCompletion(body: Record<string, unknown>): Record<string, unknown> {
   const limit = (body.max_completion_tokens ?? body.max_tokens ?? REPLY_WORDS.length) as number;
-  const words = REPLY_WORDS.slice(0, limit);
+  const forced = forcedFunction(body);
+  const words = forced === undefined ? REPLY_WORDS.slice(0, limit) : [];
   const promptTokens = estimateTokens(body.messages);
+  const message =
+    forced === undefined
+      ? { role: 'assistant', content: words.join(' '), refusal: null, annotations: [] }
+      : {
+          role: 'assistant',
+          content: null,
+          refusal: null,
+          annotations: [],
+          tool_calls: [{ id: randomId('call_', 24), type: 'function', function: { name: forced, arguments: '{}' } }],
+        };
+  const finish = forced !== undefined ? 'tool_calls' : words.length < REPLY_WORDS.length ? 'length' : 'stop';
   return {
     id: randomId('chatcmpl-', 29),
     object: 'chat.completion',
@@ -213,9 +242,9 @@ export function chatCompletion(body: Record<string, unknown>): Record<string, un
     choices: [
       {
         index: 0,
-        message: { role: 'assistant', content: words.join(' '), refusal: null, annotations: [] },
+        message,
         logprobs: null,
-        finish_reason: words.length < REPLY_WORDS.length ? 'length' : 'stop',
+        finish_reason: finish,
       },
     ],
     usage: {

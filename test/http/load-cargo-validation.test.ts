@@ -196,7 +196,7 @@ for (const backend of await backends()) {
         '/params/messages/0/content',
       );
       assertInvalidField(
-        await load(key, withParams({ messages: [{ role: 'user', content: [{ type: 'image', text: 'x' }] }] })),
+        await load(key, withParams({ messages: [{ role: 'user', content: [{ type: 'video', text: 'x' }] }] })),
         '/params/messages/0/content/0/type',
       );
       assertInvalidField(
@@ -224,7 +224,8 @@ for (const backend of await backends()) {
           Array.from({ length: 1001 }, () => ({ type: 'text', text: 'x' })),
           { path: at, message: 'must NOT have more than 1000 items' },
         ],
-        [[{ type: 'image', text: 'x' }], { path: `${at}/0/type`, message: 'must be "text"' }],
+        [[{ type: 'video', text: 'x' }], { path: `${at}/0/type`, message: 'is not one of the accepted types' }],
+        [[{ type: 'image', source: { type: 'url' } }], { path: `${at}/0/source/url`, message: 'is required' }],
         [[{ type: 'text' }], { path: `${at}/0/text`, message: 'is required' }],
         [[{ type: 'text', text: '' }], { path: `${at}/0/text`, message: 'must not be empty' }],
         [5, { path: at, message: 'must be string or array' }],

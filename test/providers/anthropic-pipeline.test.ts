@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import type { Config } from '../../src/config.js';
 import { ManualClock } from '../../src/domain/clock.js';
+import { customIdFor } from '../../src/domain/custom-ids.js';
 import { type CargoStatus, hasResult } from '../../src/domain/lifecycle.js';
 import { POLL_MAX_MS } from '../../src/domain/polling.js';
 import {
@@ -23,6 +24,7 @@ import { harness, serveHarness } from '../helpers/harness.js';
 import { oneBatchOf } from '../helpers/held-create.js';
 import { type ObjectStoreRig, startObjectStoreRig } from '../helpers/object-store.js';
 import { startReceiver } from '../helpers/receiver.js';
+import { fullSurfaceParams } from '../helpers/request-surface.js';
 import { loadOverHttp } from '../helpers/serve.js';
 import { eventually, waitFor } from '../helpers/wait.js';
 
@@ -185,6 +187,36 @@ for (const backend of await backends()) {
       }
       assert.equal((await result(key, viaName)).response.stop_reason, 'max_tokens');
       assert.deepEqual((await result(key, viaCatalog)).metadata, { n: 1 });
+    });
+
+    test('the full request surface reaches the emulator exactly as sent; a tool_use answer is stored as returned', async () => {
+      const { key } = await createProjectWithKey(h.db.database);
+      const params = fullSurfaceParams('Anthropic surface');
+      const id = await load(key, { params: { model: SONNET, ...params } });
+      const customId = customIdFor(id, null);
+      const answer = {
+        content: [{ type: 'tool_use', id: 'toolu_02', name: 'find_city', input: { city: 'Paris', country: 'FR' } }],
+        stop_reason: 'tool_use',
+        usage: {
+          input_tokens: 40,
+          cache_creation_input_tokens: 2000,
+          cache_read_input_tokens: 0,
+          cache_creation: { ephemeral_5m_input_tokens: 500, ephemeral_1h_input_tokens: 1500 },
+          output_tokens: 12,
+        },
+      };
+      emulator.setOutcome(customId, { type: 'succeeded', message: answer });
+      const before = creates().length;
+      await submit();
+      const sent = createdRequests(before).find((r) => r.custom_id === customId);
+      assert.ok(sent, 'the request reached the emulator');
+      assert.deepEqual(sent.params, { model: anthropicModelOf(SONNET), ...params });
+      await finish(key, [id]);
+      const body = await result(key, id);
+      assert.equal(body.success, true, body.error_message);
+      assert.deepEqual(body.response, returned(customId).message);
+      assert.deepEqual(body.response.content, answer.content);
+      assert.deepEqual(body.response.usage, answer.usage);
     });
 
     test('mixed outcomes: a records cargo keeps input order and fails with `<type>: <message>`; an expired request fails as expired', async () => {

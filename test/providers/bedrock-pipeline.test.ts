@@ -19,6 +19,7 @@ import { type BedrockEmulator, type BedrockOutcome, startBedrockEmulator } from 
 import { harness, serveHarness } from '../helpers/harness.js';
 import { assertAnsweredMessages, killDuringHeldCreate } from '../helpers/held-create.js';
 import { batchOfCargo, settleCargo } from '../helpers/pipeline.js';
+import { mediaParams } from '../helpers/request-surface.js';
 import { type S3Server, SERVICE_CREDENTIALS, startS3Server } from '../helpers/s3-server.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -204,6 +205,28 @@ for (const backend of await backends()) {
       const keys = await s3.keys(BUCKET);
       assert.ok(!keys.includes(`staging/${row.id}/input.jsonl`), 'the staged input is deleted');
       assert.ok(keys.some((k) => k.startsWith(`staging/${row.id}/output/`) && k.endsWith('manifest.json.out')));
+    });
+
+    test('the request surface Bedrock takes is staged as sent, under anthropic_version and without model; the answer is stored as returned', async () => {
+      const { worker } = await h.worker();
+      const { key } = await createProjectWithKey(h.db.database, { now: clock.now() });
+      const params = mediaParams('Bedrock surface');
+      const id = await load(key, { params: { model: 'claude-sonnet-4-5', ...params } });
+      await submit(worker);
+      const { row } = await jobOf(id);
+      const lastText = (l: { modelInput: Record<string, unknown> }) =>
+        (l.modelInput.messages as { content: { text?: string }[] }[] | undefined)?.[2]?.content?.[0]?.text;
+      const staged = (await stagedLines(row.id)).find((l) => lastText(l) === 'Bedrock surface');
+      assert.ok(staged, 'the request is staged');
+      assert.deepEqual(staged.modelInput, { anthropic_version: 'bedrock-2023-05-31', ...params });
+      await emu.finish();
+      await settle(worker, [id]);
+      const { job } = await jobOf(id);
+      const output = job.output?.find((l) => l.json.recordId === staged.recordId);
+      assert.ok(output, 'the emulator answered the record');
+      const res = await result(key, id);
+      assert.equal(res.success, true, res.error_message);
+      assert.deepEqual(res.response, output.json.modelOutput);
     });
 
     test('usage and cost count the cargo at the catalog batch prices, never the padding', async () => {

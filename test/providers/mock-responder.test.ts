@@ -1,16 +1,17 @@
 /** svc-mock's model: deterministic messages, token counts, max_tokens and stop sequences, and its trigger phrases. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ModelInput } from '../../src/domain/cargo-request.js';
 import type { ModelContentBlock } from '../../src/domain/model-message.js';
+import type { ModelInput } from '../../src/domain/request-surface.js';
 import { mockRespond } from '../../src/providers/mock/responder.js';
 
 const input = (content: string, extra: Partial<ModelInput> = {}): string =>
   JSON.stringify({ max_tokens: 1024, messages: [{ role: 'user', content }], ...extra } satisfies ModelInput);
 
+/** The message of a success; these inputs have no tools, so its content is text. */
 function message(outcome: ReturnType<typeof mockRespond>) {
   assert.ok(outcome.success, 'expected a success');
-  return outcome.response;
+  return outcome.response as typeof outcome.response & { content: { type: 'text'; text: string }[] };
 }
 
 /** The text of a message whose content is one text block. */

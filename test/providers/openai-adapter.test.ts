@@ -224,7 +224,11 @@ test('status walks running → ended; results translate successes and carry erro
     model: MODEL,
     stop_reason: 'end_turn',
     stop_sequence: null,
-    usage: { input_tokens: raw.usage.prompt_tokens, output_tokens: raw.usage.completion_tokens },
+    usage: {
+      input_tokens: raw.usage.prompt_tokens,
+      cache_read_input_tokens: 0,
+      output_tokens: raw.usage.completion_tokens,
+    },
   });
   assert.match(ok.response.id, /^chatcmpl-/);
   assert.deepEqual(results.get('crg_walk_1'), {

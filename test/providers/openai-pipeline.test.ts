@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import type { Config } from '../../src/config.js';
 import { ManualClock } from '../../src/domain/clock.js';
+import { customIdFor } from '../../src/domain/custom-ids.js';
 import { roundUsd } from '../../src/domain/usage.js';
 import type { Service } from '../../src/service.js';
 import { createProjectWithKey, fetchResult, loadCargo, storedCargo, testConfig } from '../helpers/app.js';
@@ -19,6 +20,10 @@ import { type InputLine, type OpenAIEmulator, startOpenAIEmulator } from '../hel
 import { batchOfCargo, settleCargo } from '../helpers/pipeline.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { waitFor } from '../helpers/wait.js';
+
+/** A tiny base64 PNG header and PDF header: what arrives is checked, not what they depict. */
+const PNG = 'iVBORw0KGgo=';
+const PDF = 'JVBERi0xLjQK';
 
 const CATALOG = JSON.parse(readFileSync(new URL('../../models/catalog.json', import.meta.url), 'utf8')) as {
   models: { id: string; prices_usd_per_mtok: { batch_input: number; batch_output: number } }[];
@@ -179,12 +184,234 @@ for (const backend of await backends()) {
           model: completion.model,
           stop_reason: stop,
           stop_sequence: null,
-          usage: { input_tokens: completion.usage.prompt_tokens, output_tokens: completion.usage.completion_tokens },
+          usage: {
+            input_tokens: completion.usage.prompt_tokens,
+            cache_read_input_tokens: 0,
+            output_tokens: completion.usage.completion_tokens,
+          },
         });
       }
       assert.equal((await result(key, catalogId)).response.content[0].text, 'This is an');
       // Cleanup: the input files are deleted once the batches ended.
       for (const batch of [a, b]) assert.equal(emu.file(batch.inputFileId)?.deleted, true);
+    });
+
+    test('the full request surface arrives translated as pinned; tool calls, refusals and cached tokens come back as messages', async () => {
+      const { worker } = await h.worker();
+      const { key } = await createProjectWithKey(h.db.database, { now: clock.now() });
+      const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
+      const findCity = { name: 'find_city', description: 'Finds a city.', input_schema: schema, strict: true };
+      const single = await load(key, {
+        params: {
+          model: 'gpt-4o-mini',
+          max_tokens: 200,
+          system: [
+            { type: 'text', text: 'You are a geographer.', cache_control: { type: 'ephemeral', ttl: '1h' } },
+            { type: 'text', text: 'Be exact.' },
+          ],
+          tools: [{ ...findCity, cache_control: { type: 'ephemeral' } }],
+          tool_choice: { type: 'tool', name: 'find_city', disable_parallel_tool_use: true },
+          messages: [
+            {
+              role: 'user',
+              content: [
+                { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } },
+                { type: 'image', source: { type: 'url', url: 'https://example.com/map.png' } },
+                {
+                  type: 'document',
+                  source: { type: 'base64', media_type: 'application/pdf', data: PDF },
+                  title: 'atlas.pdf',
+                },
+                { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: PDF } },
+                { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'Paris is in France.' } },
+                { type: 'text', text: 'Where is it?' },
+              ],
+            },
+            {
+              role: 'assistant',
+              content: [
+                { type: 'thinking', thinking: 'Look it up.', signature: 'sig' },
+                { type: 'redacted_thinking', data: 'opaque' },
+                { type: 'text', text: 'Let me look.' },
+                { type: 'tool_use', id: 'call_1', name: 'find_city', input: { city: 'Paris' } },
+              ],
+            },
+            {
+              role: 'user',
+              content: [
+                { type: 'tool_result', tool_use_id: 'call_1', content: [{ type: 'text', text: 'found' }] },
+                { type: 'text', text: 'And again?', cache_control: { type: 'ephemeral' } },
+              ],
+            },
+          ],
+        },
+      });
+      const records = await load(key, {
+        params: { model: 'gpt-4o-mini', max_tokens: 100, tools: [findCity] },
+        records: [
+          {
+            recordId: 'any',
+            modelInput: { tool_choice: { type: 'any' }, messages: [{ role: 'user', content: 'any' }] },
+          },
+          {
+            recordId: 'format',
+            modelInput: {
+              tool_choice: { type: 'none' },
+              output_config: { format: { type: 'json_schema', schema } },
+              messages: [{ role: 'user', content: 'format' }],
+            },
+          },
+          {
+            recordId: 'auto',
+            modelInput: {
+              tool_choice: { type: 'auto' },
+              messages: [
+                { role: 'user', content: 'auto' },
+                { role: 'assistant', content: [{ type: 'tool_use', id: 'call_2', name: 'find_city', input: {} }] },
+                {
+                  role: 'user',
+                  content: [{ type: 'tool_result', tool_use_id: 'call_2', content: 'none', is_error: true }],
+                },
+              ],
+            },
+          },
+        ],
+      });
+      const singleId = customIdFor(single, null);
+      // The emulator's answers: arguments that are not JSON, with cached prompt tokens; a refusal.
+      emu.setOutcome(singleId, {
+        type: 'succeeded',
+        body: {
+          choices: [
+            {
+              index: 0,
+              message: {
+                role: 'assistant',
+                content: null,
+                refusal: null,
+                tool_calls: [
+                  { id: 'call_9', type: 'function', function: { name: 'find_city', arguments: '{"city": "Par' } },
+                ],
+              },
+              logprobs: null,
+              finish_reason: 'tool_calls',
+            },
+          ],
+          usage: {
+            prompt_tokens: 1200,
+            completion_tokens: 9,
+            total_tokens: 1209,
+            prompt_tokens_details: { cached_tokens: 1024 },
+          },
+        },
+      });
+      emu.setOutcome(customIdFor(records, 1), {
+        type: 'succeeded',
+        body: {
+          choices: [
+            {
+              index: 0,
+              message: { role: 'assistant', content: null, refusal: 'I cannot help with that.' },
+              logprobs: null,
+              finish_reason: 'stop',
+            },
+          ],
+        },
+      });
+      await submit(worker);
+      const lines = new Map(inputLines(emu, (await emuBatchOf(single)).id).map((line) => [line.custom_id, line.body]));
+      const tool = {
+        type: 'function',
+        function: { name: 'find_city', description: 'Finds a city.', parameters: schema, strict: true },
+      };
+      assert.deepEqual(lines.get(singleId), {
+        model: 'gpt-4o-mini',
+        max_completion_tokens: 200,
+        messages: [
+          {
+            role: 'system',
+            content: [
+              { type: 'text', text: 'You are a geographer.' },
+              { type: 'text', text: 'Be exact.' },
+            ],
+          },
+          {
+            role: 'user',
+            content: [
+              { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } },
+              { type: 'image_url', image_url: { url: 'https://example.com/map.png' } },
+              { type: 'file', file: { filename: 'atlas.pdf', file_data: `data:application/pdf;base64,${PDF}` } },
+              { type: 'file', file: { filename: 'document.pdf', file_data: `data:application/pdf;base64,${PDF}` } },
+              { type: 'text', text: 'Paris is in France.' },
+              { type: 'text', text: 'Where is it?' },
+            ],
+          },
+          {
+            role: 'assistant',
+            content: [{ type: 'text', text: 'Let me look.' }],
+            tool_calls: [
+              { id: 'call_1', type: 'function', function: { name: 'find_city', arguments: '{"city":"Paris"}' } },
+            ],
+          },
+          { role: 'tool', tool_call_id: 'call_1', content: [{ type: 'text', text: 'found' }] },
+          { role: 'user', content: [{ type: 'text', text: 'And again?' }] },
+        ],
+        tools: [tool],
+        tool_choice: { type: 'function', function: { name: 'find_city' } },
+        parallel_tool_calls: false,
+      });
+      assert.deepEqual(lines.get(customIdFor(records, 0)), {
+        model: 'gpt-4o-mini',
+        max_completion_tokens: 100,
+        messages: [{ role: 'user', content: 'any' }],
+        tools: [tool],
+        tool_choice: 'required',
+      });
+      assert.deepEqual(lines.get(customIdFor(records, 1)), {
+        model: 'gpt-4o-mini',
+        max_completion_tokens: 100,
+        messages: [{ role: 'user', content: 'format' }],
+        tools: [tool],
+        tool_choice: 'none',
+        response_format: { type: 'json_schema', json_schema: { name: 'output', schema, strict: true } },
+      });
+      assert.deepEqual(lines.get(customIdFor(records, 2)), {
+        model: 'gpt-4o-mini',
+        max_completion_tokens: 100,
+        messages: [
+          { role: 'user', content: 'auto' },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'call_2', type: 'function', function: { name: 'find_city', arguments: '{}' } }],
+          },
+          { role: 'tool', tool_call_id: 'call_2', content: 'none' },
+        ],
+        tools: [tool],
+        tool_choice: 'auto',
+      });
+
+      emu.endAll();
+      await settle(worker, [single, records]);
+      const one = await result(key, single);
+      assert.equal(one.success, true, one.error_message);
+      assert.deepEqual(one.response.content, [
+        { type: 'tool_use', id: 'call_9', name: 'find_city', input: { arguments: '{"city": "Par' } },
+      ]);
+      assert.equal(one.response.stop_reason, 'tool_use');
+      assert.deepEqual(one.response.usage, { input_tokens: 176, cache_read_input_tokens: 1024, output_tokens: 9 });
+      const [anyTool, refused, auto] = (await result(key, records)).response.records;
+      assert.equal(anyTool.success, true);
+      assert.equal(anyTool.response.stop_reason, 'tool_use');
+      assert.equal(anyTool.response.content.length, 1);
+      assert.deepEqual(
+        { ...anyTool.response.content[0], id: 'x' },
+        { type: 'tool_use', id: 'x', name: 'find_city', input: {} },
+      );
+      assert.match(anyTool.response.content[0].id, /^call_/);
+      assert.deepEqual(refused.response.content, [{ type: 'text', text: 'I cannot help with that.' }]);
+      assert.equal(refused.response.stop_reason, 'refusal');
+      assert.equal(auto.response.stop_reason, 'end_turn');
     });
 
     const plain = (text: string, extra: Record<string, unknown> = {}) => ({

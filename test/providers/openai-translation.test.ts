@@ -95,7 +95,7 @@ test('a chat completion becomes a model message with OpenAI’s id and model', (
     model: 'gpt-4o-mini-2024-07-18',
     stop_reason: 'end_turn',
     stop_sequence: null,
-    usage: { input_tokens: 12, output_tokens: 3 },
+    usage: { input_tokens: 12, cache_read_input_tokens: 0, output_tokens: 3 },
   });
 });
 
@@ -234,4 +234,97 @@ test('the input file comes in chunks of whole lines and stops at the first line 
       .slice(0, -1)
       .every((line) => JSON.parse(line).url === '/v1/chat/completions'),
   );
+});
+
+test('tool calls become tool_use blocks after any text; arguments that are not a JSON object are kept whole', () => {
+  const call = (args: string) => ({ id: 'call_1', type: 'function', function: { name: 'f', arguments: args } });
+  const cases: [string, unknown][] = [
+    ['{"a":1}', { a: 1 }],
+    ['{"a": [1, {"b": null}]}', { a: [1, { b: null }] }],
+    ['{"a": 1', { arguments: '{"a": 1' }],
+    ['[1,2]', { arguments: '[1,2]' }],
+    ['null', { arguments: 'null' }],
+    ['"text"', { arguments: '"text"' }],
+    ['', { arguments: '' }],
+  ];
+  for (const [args, input] of cases) {
+    const message = modelMessageOf({
+      choices: [{ finish_reason: 'tool_calls', message: { content: null, tool_calls: [call(args)] } }],
+    });
+    assert.deepEqual(message.content, [{ type: 'tool_use', id: 'call_1', name: 'f', input }], args);
+    assert.equal(message.stop_reason, 'tool_use');
+  }
+  const both = modelMessageOf({
+    choices: [
+      { finish_reason: 'tool_calls', message: { content: 'Calling.', tool_calls: [call('{}'), call('{"x":2}')] } },
+    ],
+  });
+  assert.deepEqual(both.content, [
+    { type: 'text', text: 'Calling.' },
+    { type: 'tool_use', id: 'call_1', name: 'f', input: {} },
+    { type: 'tool_use', id: 'call_1', name: 'f', input: { x: 2 } },
+  ]);
+});
+
+test('usage: cached prompt tokens are counted apart from the input tokens', () => {
+  const usage = (u: Parameters<typeof modelMessageOf>[0]['usage']) => modelMessageOf({ usage: u }).usage;
+  assert.deepEqual(
+    usage({ prompt_tokens: 2000, completion_tokens: 5, prompt_tokens_details: { cached_tokens: 1536 } }),
+    {
+      input_tokens: 464,
+      cache_read_input_tokens: 1536,
+      output_tokens: 5,
+    },
+  );
+  assert.deepEqual(usage({ prompt_tokens: 20, completion_tokens: 5, prompt_tokens_details: null }), {
+    input_tokens: 20,
+    cache_read_input_tokens: 0,
+    output_tokens: 5,
+  });
+});
+
+test('request: each tool_choice, tools, structured output, and a user turn with tool results ahead of its text', () => {
+  const tools = [{ name: 'f', description: 'F.', input_schema: { type: 'object' as const }, strict: false }];
+  const base = { max_tokens: 5, tools, messages: [{ role: 'user' as const, content: 'x' }] };
+  const choices: [unknown, unknown, boolean?][] = [
+    [{ type: 'auto' }, 'auto'],
+    [{ type: 'auto', disable_parallel_tool_use: true }, 'auto', false],
+    [{ type: 'any' }, 'required'],
+    [{ type: 'none' }, 'none'],
+    [
+      { type: 'tool', name: 'f', disable_parallel_tool_use: false },
+      { type: 'function', function: { name: 'f' } },
+    ],
+  ];
+  for (const [choice, expected, parallel] of choices) {
+    const body = chatCompletionBody('gpt-4o', { ...base, tool_choice: choice as never });
+    assert.deepEqual(body.tool_choice, expected);
+    assert.equal(body.parallel_tool_calls, parallel);
+    assert.deepEqual(body.tools, [
+      { type: 'function', function: { name: 'f', description: 'F.', parameters: { type: 'object' }, strict: false } },
+    ]);
+  }
+  const body = chatCompletionBody('gpt-4o', {
+    max_tokens: 5,
+    output_config: { format: { type: 'json_schema', schema: { type: 'object' } } },
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'before' },
+          { type: 'tool_result', tool_use_id: 'a', content: 'ra' },
+          { type: 'tool_result', tool_use_id: 'b' },
+        ],
+      },
+    ],
+  });
+  assert.deepEqual(body.response_format, {
+    type: 'json_schema',
+    json_schema: { name: 'output', schema: { type: 'object' }, strict: true },
+  });
+  assert.deepEqual(body.messages, [
+    { role: 'tool', tool_call_id: 'a', content: 'ra' },
+    { role: 'tool', tool_call_id: 'b', content: '' },
+    { role: 'user', content: [{ type: 'text', text: 'before' }] },
+  ]);
 });

@@ -2,13 +2,16 @@
 import { createHash } from 'node:crypto';
 import { type Static, Type } from 'typebox';
 import { storedRequestText } from '../../domain/batch-requests.js';
-import { type CargoRecord, checkLoadRules, LIMITS, type ModelInput } from '../../domain/cargo-request.js';
+import { type CargoRecord, checkLoadRules, LIMITS } from '../../domain/cargo-request.js';
 import type { Clock } from '../../domain/clock.js';
 import { errors, type FieldError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
 import { jsonMemberText } from '../../domain/json-text.js';
 import { checkModelParams } from '../../domain/model-params.js';
 import { type RoutingTable, routeModel } from '../../domain/model-routing.js';
+import { checkRequestSurface } from '../../domain/request-rules.js';
+import { Messages, type ModelInput, ModelInputSchema, optionalModelSettings } from '../../domain/request-surface.js';
+import { checkRouteParts } from '../../domain/route-parts.js';
 import { cargoRowBytes, type NewCargo } from '../../store/cargo/insert.js';
 import type { Database } from '../../store/database.js';
 import { findIdempotentCargo } from '../../store/idempotency-keys.js';
@@ -20,45 +23,6 @@ import { apiKeySecurity, authErrorResponses, ErrorBody } from '../schemas.js';
 import type { StorageBudget } from '../storage-budget.js';
 import { Callback, checkTarget, type TargetRules, targetAddressProblems } from './delivery-target.js';
 
-const TextBlock = Type.Object(
-  { type: Type.Literal('text'), text: Type.String({ minLength: 1 }) },
-  { additionalProperties: false },
-);
-
-const Message = Type.Object(
-  {
-    role: Type.Enum(['user', 'assistant']),
-    content: Type.Union(
-      [Type.String({ minLength: 1 }), Type.Array(TextBlock, { minItems: 1, maxItems: LIMITS.maxContentBlocks })],
-      {
-        description: 'A non-empty string, or a non-empty array of text blocks.',
-      },
-    ),
-  },
-  { additionalProperties: false },
-);
-
-/** Sampling and length settings shared by `params` and each record's `modelInput`. */
-const modelSettings = {
-  max_tokens: Type.Integer({ minimum: 1, maximum: LIMITS.maxTokensLimit, description: 'Default 1024.' }),
-  system: Type.String({ description: 'System prompt.' }),
-  temperature: Type.Number({ minimum: 0, maximum: 1 }),
-  top_p: Type.Number({ minimum: 0, maximum: 1 }),
-  top_k: Type.Integer({ minimum: 0, maximum: LIMITS.topKLimit }),
-  stop_sequences: Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.stopSequenceMaxLength }), {
-    maxItems: LIMITS.maxStopSequences,
-  }),
-};
-
-const optionalSettings = {
-  max_tokens: Type.Optional(modelSettings.max_tokens),
-  system: Type.Optional(modelSettings.system),
-  temperature: Type.Optional(modelSettings.temperature),
-  top_p: Type.Optional(modelSettings.top_p),
-  top_k: Type.Optional(modelSettings.top_k),
-  stop_sequences: Type.Optional(modelSettings.stop_sequences),
-};
-
 const Params = Type.Object(
   {
     model: Type.String({
@@ -67,8 +31,8 @@ const Params = Type.Object(
       description:
         'A model id of GET /models (such as svc-mock), a provider-qualified name (anthropic/<model>, openai/<model>, bedrock/<model id>) or a Bedrock model ARN.',
     }),
-    messages: Type.Optional(Type.Array(Message, { minItems: 1, maxItems: LIMITS.maxMessages })),
-    ...optionalSettings,
+    messages: Type.Optional(Messages),
+    ...optionalModelSettings,
   },
   {
     additionalProperties: false,
@@ -79,10 +43,7 @@ const Params = Type.Object(
 const BatchRecord = Type.Object(
   {
     recordId: Type.String({ minLength: 1, maxLength: LIMITS.recordIdMaxLength }),
-    modelInput: Type.Object(
-      { messages: Type.Array(Message, { minItems: 1, maxItems: LIMITS.maxMessages }), ...optionalSettings },
-      { additionalProperties: false },
-    ),
+    modelInput: ModelInputSchema,
   },
   { additionalProperties: false },
 );
@@ -132,6 +93,40 @@ export const LoadCargoBody = Type.Object(
         metadata: { ticket: 'T-1234' },
       },
       {
+        params: {
+          model: 'claude-sonnet-4-5',
+          max_tokens: 512,
+          system: [
+            {
+              type: 'text',
+              text: 'You classify support tickets. <a long shared instruction>',
+              cache_control: { type: 'ephemeral' },
+            },
+          ],
+          tools: [
+            {
+              name: 'classify',
+              description: 'Records the ticket category.',
+              input_schema: {
+                type: 'object',
+                properties: { category: { type: 'string', enum: ['billing', 'bug', 'other'] } },
+                required: ['category'],
+              },
+            },
+          ],
+          tool_choice: { type: 'tool', name: 'classify' },
+          messages: [
+            {
+              role: 'user',
+              content: [
+                { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+                { type: 'text', text: 'My invoice is wrong (screenshot attached).' },
+              ],
+            },
+          ],
+        },
+      },
+      {
         params: { model: 'svc-mock' },
         records: [
           { recordId: 'q1', modelInput: { max_tokens: 64, messages: [{ role: 'user', content: 'Hello' }] } },
@@ -142,6 +137,8 @@ export const LoadCargoBody = Type.Object(
   },
 );
 type LoadCargoBody = Static<typeof LoadCargoBody>;
+/** `params` as accepted (test/types/sdk-params.test.ts proves the SDK's create params of the listed fields fit). */
+export type LoadCargoParams = Static<typeof Params>;
 
 export const LoadCargoResponse = Type.Object(
   {
@@ -203,7 +200,7 @@ export function registerLoadCargo(app: CargoScope, deps: LoadCargoDeps): void {
           400: {
             ...ErrorBody,
             description:
-              "Invalid request body (or Idempotency-Key header); `errors` names every invalid field: an unknown model, a model whose provider is not enabled here, `max_tokens` above the model's output limit, a parameter the model or its provider does not take.",
+              "Invalid request body (or Idempotency-Key header); `errors` names every invalid field: an unknown model, a model whose provider is not enabled here, `max_tokens` above the model's output limit, a parameter the model or its provider does not take, a part of the request its route cannot take (such as tools on Bedrock), a server tool, more than 4 cache_control marks, a tool_choice naming no tool, a thinking budget not below max_tokens.",
             examples: [
               {
                 detail: 'Invalid Idempotency-Key header: use 1 to 255 printable ASCII characters.',
@@ -221,6 +218,16 @@ export function registerLoadCargo(app: CargoScope, deps: LoadCargoDeps): void {
                     path: '/params/model',
                     message:
                       "'claude-sonnet-4-5' is served by anthropic or bedrock, and none of these providers is enabled here",
+                  },
+                ],
+              },
+              {
+                detail:
+                  'Invalid request body: /params/tools is not accepted by the bedrock route: Bedrock batch inference has no tool use.',
+                errors: [
+                  {
+                    path: '/params/tools',
+                    message: 'is not accepted by the bedrock route: Bedrock batch inference has no tool use',
                   },
                 ],
               },
@@ -296,8 +303,15 @@ export function registerLoadCargo(app: CargoScope, deps: LoadCargoDeps): void {
         metadata: body.metadata ?? undefined,
         metadataJson: metadataJson ?? undefined,
       });
+      const surface = checkRequestSurface({
+        params: body.params,
+        records: body.records,
+        defaultMaxTokens: LIMITS.defaultMaxTokens,
+      });
+      problems.push(...surface.problems);
       const routing = routeModel(body.params.model, deps.models.catalog, deps.models.enabled);
       if (routing.ok) {
+        problems.push(...checkRouteParts(routing.route.provider, surface.parts));
         problems.push(
           ...checkModelParams({
             model: body.params.model,

@@ -1,0 +1,39 @@
+/**
+ * What each route takes of the request surface (decisions.md, the per-route table): a part a
+ * provider cannot take is a 400 at submit naming the parameter and the provider, never a failure
+ * when the batch ends hours later.
+ */
+import type { FieldError } from './errors.js';
+import type { ProviderName } from './model-catalog.js';
+import type { PartSeen, RequestPart } from './request-rules.js';
+
+const REFUSED: Readonly<Record<ProviderName, Partial<Record<RequestPart, string>>>> = {
+  anthropic: {},
+  mock: {},
+  bedrock: {
+    image_url: 'Bedrock takes images as base64 only',
+    document_url: 'Bedrock takes documents as base64 or text only',
+    tools: 'Bedrock batch inference has no tool use',
+    tool_choice: 'Bedrock batch inference has no tool use',
+    tool_use: 'Bedrock batch inference has no tool use',
+    tool_result: 'Bedrock batch inference has no tool use',
+    output_format: 'Bedrock batch inference has no structured output',
+  },
+  openai: {
+    document_url: 'OpenAI takes documents as base64 PDF or text only',
+    tool_result_image: "OpenAI's tool messages take text only",
+    assistant_media: "OpenAI's assistant messages take text only",
+    thinking: 'chat completions take no thinking settings',
+    effort: 'chat completions take no thinking settings',
+  },
+};
+
+export function checkRouteParts(provider: ProviderName, parts: PartSeen[]): FieldError[] {
+  const refused = REFUSED[provider];
+  const problems: FieldError[] = [];
+  for (const { part, path } of parts) {
+    const why = refused[part];
+    if (why !== undefined) problems.push({ path, message: `is not accepted by the ${provider} route: ${why}` });
+  }
+  return problems;
+}
