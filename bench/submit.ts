@@ -20,8 +20,11 @@
  * test, in both runs; that is part of the measured setup.
  *
  * Usage: npm run bench:submit -- [--duration 10] [--warmup 2] [--connections 64] [--no-build]
- *                                 [--role api|all] [--cpu-prof DIR]
+ *                                 [--role api|all] [--cpu-prof DIR] [--body text|cached|image]
  *                                 [--db postgres://… [--redis redis://127.0.0.1:6379]]
+ * --body: the typical text request (default); `cached`, a 20 KB system prefix marked for prompt
+ *        caching with a forced tool; `image`, a 1 MB base64 image. The report adds the server's
+ *        CPU per KB of body, to compare the kinds per byte.
  * Env:   BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS, BENCH_DATABASE_URL, BENCH_REDIS_URL
  *        (flags win).
  * Exit:  1 when the durability check fails or the run breaks; the goals are reported, not enforced.
@@ -31,7 +34,7 @@ import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import autocannon, { type Client, type Instance, type Result } from 'autocannon';
 import Database from 'better-sqlite3';
-import { submissionBody } from './lib/cargo.js';
+import { type BodyKind, submissionBody } from './lib/cargo.js';
 import { adminQuery, freshDatabase } from './lib/database.js';
 import { dropOnInterrupt, installCleanup, makeTempDir, removeTempDir, runMain } from './lib/lifecycle.js';
 import { bounded, oneOf, postgresUrl } from './lib/options.js';
@@ -76,6 +79,8 @@ interface Options {
   pgUrl: string | null;
   /** Where the BullMQ peer keeps its queue (with pgUrl only). */
   redisUrl: string;
+  /** The request's kind (submissionBody). */
+  body: BodyKind;
 }
 
 function parseOptions(): Options {
@@ -89,6 +94,7 @@ function parseOptions(): Options {
       role: { type: 'string', default: 'api' },
       db: { type: 'string' },
       redis: { type: 'string' },
+      body: { type: 'string', default: 'text' },
     },
   });
   const env = process.env;
@@ -102,6 +108,7 @@ function parseOptions(): Options {
     cpuProfDir: values['cpu-prof'] ?? null,
     pgUrl: postgresUrl(values.db),
     redisUrl: values.redis ?? env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
+    body: oneOf('body', values.body ?? 'text', ['text', 'cached', 'image'] as const),
   };
 }
 
@@ -142,9 +149,11 @@ async function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<Record<st
 // ---------------------------------------------------------------------------------------------
 // The request
 
-/** A typical submission: a system prompt, a few hundred bytes of user text, metadata, a webhook. */
-function cargoBody(): string {
-  return submissionBody('https://hooks.example.com/barge/cargo-results');
+/** The submission of this run (its kind by --body), with metadata and a webhook. */
+let body: string | undefined;
+function cargoBody(kind: BodyKind): string {
+  body ??= submissionBody('https://hooks.example.com/barge/cargo-results', kind);
+  return body;
 }
 
 interface Target {
@@ -410,7 +419,7 @@ async function benchService(
     pid: service.child.pid ?? 0,
     url: `${service.url}/cargo/load`,
     headers: { 'content-type': 'application/json', 'x-api-key': key },
-    body: cargoBody(),
+    body: cargoBody(options.body),
   };
   const recorded = await recordOneResponse(target);
   const { warmup, run } = await warmAndDrive('service', target, options);
@@ -497,7 +506,7 @@ function report(
     '',
     `bench:submit  ${new Date().toISOString()}`,
     machineLine(),
-    `  POST /cargo/load, ${Buffer.byteLength(cargoBody())}-byte body, ${options.connections} connections, ` +
+    `  POST /cargo/load, ${Buffer.byteLength(cargoBody(options.body))}-byte body, ${options.connections} connections, ` +
       `${options.seconds} s after ${options.warmupSeconds} s warm-up; serve --role ${options.role}; ${database}`,
     '  the load generator (autocannon, this process) shares the cores with the server in every run',
     ...(peers.length > 0
@@ -520,6 +529,7 @@ function report(
     // Less sensitive to other load on the machine than req/s: what one request costs the server.
     row('server µs/request', (l) => perRequest(l, 'server')),
     row('  on main thread', (l) => perRequest(l, 'serverMain')),
+    row('server µs/KB body', (l) => perKilobyte(l, Buffer.byteLength(cargoBody(options.body)))),
     '',
     `  ratio service/bare: ${ratio.toFixed(3)}  (goal >= ${GOAL_RATIO}: ${goal(ratio >= GOAL_RATIO)})`,
     `  service p99: ${ms(service.p99)} ms  (goal <= ${GOAL_P99_MS} ms: ${goal(service.p99 <= GOAL_P99_MS)})`,
@@ -554,6 +564,10 @@ function perRequest(load: Load, part: 'server' | 'serverMain'): string {
   return load.cpu ? ((load.cpu[part] * 1e6) / load.rps).toFixed(0) : '-';
 }
 
+function perKilobyte(load: Load, bytes: number): string {
+  return load.cpu ? ((load.cpu.server * 1e6) / load.rps / (bytes / 1024)).toFixed(1) : '-';
+}
+
 function cores(value: number | undefined): string {
   return value === undefined ? '-' : value.toFixed(2);
 }
@@ -583,10 +597,11 @@ async function main(): Promise<void> {
   const tempDir = makeTempDir('barge-bench-');
 
   const service = await benchService(options, tempDir);
-  const bare = await benchBare(options, service.recorded, cargoBody());
+  const bare = await benchBare(options, service.recorded, cargoBody(options.body));
   const peers: [Peer, Load][] = [];
   if (options.pgUrl) {
-    for (const peer of ['pg-boss', 'bullmq'] as const) peers.push([peer, await benchPeer(options, peer, cargoBody())]);
+    for (const peer of ['pg-boss', 'bullmq'] as const)
+      peers.push([peer, await benchPeer(options, peer, cargoBody(options.body))]);
   }
   report(options, { service: service.load, bare, peers }, service.durability);
 
