@@ -4,6 +4,7 @@
  */
 import { type BatchRow, claimDueBatches } from '../store/batches/due.js';
 import { extendLease } from '../store/leases.js';
+import { isDatabaseUnavailable } from '../store/outage.js';
 import type { PipelineContext } from './context.js';
 import { checkBatch } from './poller.js';
 import { submitBatch } from './submitter.js';
@@ -93,8 +94,8 @@ export class BatchSteps {
     const done = step()
       .catch((err: unknown) => {
         // The steps record their own failures; what escapes is a store failure, retried once the
-        // lease lapses.
-        this.ctx.log.error({ batch: batch.id, err }, 'batch step failed');
+        // lease lapses. A database outage is reported once by the store, not by every step.
+        if (!isDatabaseUnavailable(err)) this.ctx.log.error({ batch: batch.id, err }, 'batch step failed');
         return true;
       })
       .then((storedResults) => {
@@ -109,7 +110,9 @@ export class BatchSteps {
     const { database, clock, settings, workerId, log } = this.ctx;
     const timer = setInterval(() => {
       extendLease(database, 'batches', { id: batchId, workerId, until: clock.now() + settings.leaseMs }).catch(
-        (err: unknown) => log.warn({ batch: batchId, err }, 'could not renew a batch lease'),
+        (err: unknown) => {
+          if (!isDatabaseUnavailable(err)) log.warn({ batch: batchId, err }, 'could not renew a batch lease');
+        },
       );
     }, settings.leaseMs / 3);
     timer.unref();
