@@ -13,7 +13,7 @@ const Prices = Type.Object(
   },
 );
 
-const ModelsResponse = Type.Object(
+export const ModelsResponse = Type.Object(
   {
     data: Type.Array(
       Type.Object({

@@ -140,7 +140,7 @@ export const LoadCargoBody = Type.Object(
 );
 type LoadCargoBody = Static<typeof LoadCargoBody>;
 
-const LoadCargoResponse = Type.Object(
+export const LoadCargoResponse = Type.Object(
   {
     cargo_id: Type.String(),
     status: Type.Literal('success'),

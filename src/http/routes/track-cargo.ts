@@ -11,7 +11,7 @@ import { authOf } from '../auth.js';
 import type { CargoScope } from '../cargo-routes.js';
 import { apiKeySecurity, authErrorResponses, CargoIdParams, notFoundResponse } from '../schemas.js';
 
-const TrackingResponse = Type.Object(
+export const TrackingResponse = Type.Object(
   {
     cargo_id: Type.String(),
     status: Type.Enum(ALL_CARGO_STATUSES),
