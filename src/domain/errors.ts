@@ -162,6 +162,32 @@ export const errors = {
   resultExpired: (cargoId: string, status: CargoStatus) =>
     structured('result_expired', 410, 'The result has expired and was purged.', { cargo_id: cargoId, status }),
 
+  /** Processing or finished, or batched in a batch whose submission has begun: too late to cancel. */
+  cannotCancel: (cargoId: string, status: CargoStatus) =>
+    structured(
+      'cannot_cancel',
+      409,
+      status === 'batched'
+        ? 'The cargo cannot be canceled: its batch is being submitted to the provider.'
+        : `The cargo cannot be canceled: it is ${status}. Only pending or batched cargo can be.`,
+      { cargo_id: cargoId, status },
+    ),
+
+  // Idempotency-Key on POST /cargo/load.
+  invalidIdempotencyKey: () =>
+    new ApiError(
+      'invalid_idempotency_key',
+      400,
+      'Invalid Idempotency-Key header: use 1 to 255 printable ASCII characters.',
+      { errors: [{ path: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' }] },
+    ),
+  idempotencyKeyReused: () =>
+    structured(
+      'idempotency_key_reused',
+      422,
+      'This Idempotency-Key was used in the last 24 hours with a different request body; use a new key for a new request.',
+    ),
+
   // Routing.
   routeNotFound: (method: string, url: string) =>
     new ApiError('route_not_found', 404, `Route ${method} ${url} not found.`),

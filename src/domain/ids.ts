@@ -1,6 +1,6 @@
 /** Ids: a type prefix and a lowercase ULID (`crg_…`, `prj_…`), and the grammar of a cargo id. */
 import { randomFillSync } from 'node:crypto';
-import { monotonicFactory } from 'ulid';
+import { encodeTime, monotonicFactory } from 'ulid';
 
 /**
  * Random numbers for ids from a pooled CSPRNG buffer: ulid's default asks the OS for randomness
@@ -29,4 +29,12 @@ const CARGO_ID = /^crg_[0-9a-z]{26}$/;
 /** A cargo id's grammar: anything else names no cargo, and is not looked up (a NUL byte is an error in PostgreSQL text). */
 export function isCargoId(value: string): boolean {
   return CARGO_ID.test(value);
+}
+
+/**
+ * The smallest id of a prefix made at `time` (epoch ms): ids sort by the time they were made,
+ * which is the row's `created_at` (the same clock reading), so a time range is an id range.
+ */
+export function firstIdAt(prefix: IdPrefix, time: number): string {
+  return `${prefix}_${encodeTime(time, 10).toLowerCase()}${'0'.repeat(16)}`;
 }

@@ -22,6 +22,7 @@ export const CARGO_STATUSES = Object.freeze({
   callback_pending: 'callback_pending',
   callback_delivered: 'callback_delivered',
   callback_failed: 'callback_failed',
+  canceled: 'canceled',
 } as const);
 
 export type CargoStatus = (typeof CARGO_STATUSES)[keyof typeof CARGO_STATUSES];
@@ -76,6 +77,11 @@ export const CARGO_MOVES = Object.freeze({
   result: { from: ['batched', 'processing'], to: ['completed', 'failed', 'callback_pending'] },
   /** Its deliveries have all ended. */
   settle: { from: ['callback_pending'], to: ['callback_delivered', 'callback_failed'] },
+  /**
+   * Its project takes it back before any of it reaches a provider: while pending, or batched in a
+   * batch whose submission has not begun (store/cargo/cancel.ts).
+   */
+  cancel: { from: ['pending', 'batched'], to: ['canceled'] },
   /** An operator asks for its deliveries again. */
   redeliver: {
     from: ['completed', 'failed', 'callback_delivered', 'callback_failed'],
@@ -106,6 +112,7 @@ const DESCRIPTIONS: Record<CargoStatus, string> = {
   callback_pending: 'Result ready, delivering callback',
   callback_delivered: 'Callback delivered',
   callback_failed: 'Callback delivery failed after all retries',
+  canceled: 'Canceled before processing',
 };
 
 export function statusDescription(status: CargoStatus): string {

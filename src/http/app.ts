@@ -123,6 +123,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     models,
     loadCargo: {
       clock: deps.clock,
+      database: deps.database,
       models,
       allowHttpCallbacks: config.allowPrivateCallbacks,
       writeCargo: deps.writeCargo,

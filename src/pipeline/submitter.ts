@@ -4,7 +4,7 @@ import type { BatchRow } from '../store/batches/due.js';
 import { markBatchSubmitted } from '../store/batches/mark-submitted.js';
 import { countProviderBatches } from '../store/batches/provider-batches.js';
 import { batchRequests } from '../store/batches/requests.js';
-import { rescheduleBatch } from '../store/batches/reschedule.js';
+import { markBatchEnded, rescheduleBatch } from '../store/batches/reschedule.js';
 import { recordedJobIds, recordSubmitIntent, saveProviderState } from '../store/batches/submit-steps.js';
 import { isDatabaseUnavailable, retryThroughOutage } from '../store/outage.js';
 import { countCargoMoves, type PipelineContext } from './context.js';
@@ -42,12 +42,17 @@ export async function submitBatch(ctx: PipelineContext, batch: BatchRow): Promis
   try {
     if (batch.submit_started_at !== null && (await adoptLostJob(ctx, provider, batch))) return;
     if (await waitsForJobSlot(ctx, provider, batch)) return;
-    if (
-      !(await recordSubmitIntent(ctx.database, { batchId: batch.id, workerId: ctx.workerId, now: ctx.clock.now() }))
-    ) {
-      throw new LeaseLost();
+    const size = await recordSubmitIntent(ctx.database, {
+      batchId: batch.id,
+      workerId: ctx.workerId,
+      now: ctx.clock.now(),
+    });
+    if (!size) throw new LeaseLost();
+    if (size.cargo_count === 0) {
+      await endCanceledBatch(ctx, batch);
+      return;
     }
-    await submitSteps(ctx, provider, batch, progress);
+    await submitSteps(ctx, provider, { ...batch, ...size }, progress);
   } catch (err) {
     if (err instanceof LeaseLost) return;
     // A database outage is reported once by the store; the batch is given back when it is over.
@@ -85,6 +90,17 @@ async function waitsForJobSlot(ctx: PipelineContext, provider: Provider, batch: 
     now,
   });
   return true;
+}
+
+/** Every cargo of the batch was canceled before its submission began: it ends without a job. */
+async function endCanceledBatch(ctx: PipelineContext, batch: BatchRow): Promise<void> {
+  await markBatchEnded(ctx.database, {
+    batchId: batch.id,
+    workerId: ctx.workerId,
+    reason: 'canceled',
+    now: ctx.clock.now(),
+  });
+  ctx.log.info({ batch: batch.id, provider: batch.provider }, 'every cargo of the batch was canceled; no job made');
 }
 
 /** Requests the job holds: the batch's, padded up to the provider's minimum. */

@@ -110,7 +110,7 @@ export class PipelineWorker {
   }
 
   private async purge(): Promise<StepOutcome> {
-    const { purged, nextDueAt } = await purgeDueResults(this.ctx);
-    return { didWork: purged > 0, nextAt: nextDueAt };
+    const { purged, keys, nextDueAt } = await purgeDueResults(this.ctx);
+    return { didWork: purged > 0 || keys > 0, nextAt: nextDueAt };
   }
 }

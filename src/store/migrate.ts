@@ -15,6 +15,7 @@ import * as refusals from './migrations/012_refusals.js';
 import * as cargoBatchOrder from './migrations/013_cargo_batch_order.js';
 import * as storageStatementTriggers from './migrations/014_storage_statement_triggers.js';
 import * as cargoPendingByProject from './migrations/015_cargo_pending_by_project.js';
+import * as cancelListIdempotency from './migrations/017_cancel_list_idempotency.js';
 
 interface Migration {
   up(db: Kysely<any>, dialect: Database['dialect']): Promise<void>;
@@ -38,6 +39,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['013_cargo_batch_order', cargoBatchOrder],
   ['014_storage_statement_triggers', storageStatementTriggers],
   ['015_cargo_pending_by_project', cargoPendingByProject],
+  ['017_cancel_list_idempotency', cancelListIdempotency],
 ];
 
 export interface MigrationReport {

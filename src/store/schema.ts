@@ -29,6 +29,7 @@ export interface Schema {
   change_counters: ChangeCountersTable;
   project_storage: ProjectStorageTable;
   storage_changes: StorageChangesTable;
+  idempotency_keys: IdempotencyKeysTable;
 }
 
 export interface ProjectsTable {
@@ -88,6 +89,16 @@ export interface CargoRequestsTable {
   request: string;
   /** JSON text of the submitted metadata, as the client wrote it, or null. */
   metadata: string | null;
+}
+
+/** A project's Idempotency-Key on POST /cargo/load: the body it came with and the cargo it made, for 24 hours. */
+export interface IdempotencyKeysTable {
+  project_id: string;
+  key: string;
+  /** SHA-256 hex of the request body as sent (decoded), to tell a retry from another request. */
+  body_sha256: string;
+  cargo_id: string;
+  created_at: number;
 }
 
 export interface ResultsTable {

@@ -19,6 +19,7 @@ const DESCRIPTIONS: Record<CargoStatus, string> = {
   callback_pending: 'Result ready, delivering callback',
   callback_delivered: 'Callback delivered',
   callback_failed: 'Callback delivery failed after all retries',
+  canceled: 'Canceled before processing',
 };
 const UNFINISHED: CargoStatus[] = ['pending', 'batched', 'processing'];
 const WITH_RESULT: CargoStatus[] = ['completed', 'failed', 'callback_pending', 'callback_delivered', 'callback_failed'];

@@ -1,4 +1,5 @@
 /** POST /cargo/load: validate, route, check the target and budgets, and commit the cargo durably. */
+import { createHash } from 'node:crypto';
 import { type Static, Type } from 'typebox';
 import { storedRequestText } from '../../domain/batch-requests.js';
 import { type CargoRecord, checkLoadRules, LIMITS, type ModelInput } from '../../domain/cargo-request.js';
@@ -9,6 +10,8 @@ import { jsonMemberText } from '../../domain/json-text.js';
 import { checkModelParams } from '../../domain/model-params.js';
 import { type RoutingTable, routeModel } from '../../domain/model-routing.js';
 import { cargoRowBytes, type NewCargo } from '../../store/cargo/insert.js';
+import type { Database } from '../../store/database.js';
+import { findIdempotentCargo } from '../../store/idempotency-keys.js';
 import { authOf } from '../auth.js';
 import type { CargoScope } from '../cargo-routes.js';
 import type { DiskGuard } from '../disk-guard.js';
@@ -150,9 +153,23 @@ export const LoadCargoResponse = Type.Object(
     examples: [{ cargo_id: 'crg_01jd5q3k8m9x2v4w6y8z0a1b2c', status: 'success', message: 'Cargo loaded successfully' }],
   },
 );
+type LoadCargoResponse = Static<typeof LoadCargoResponse>;
+
+/** Documents the header; its rule is checked in the handler, so a bad key is a 400 about the header, not the body. */
+const IdempotencyHeaders = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({
+      description:
+        'Makes retries safe: 1 to 255 printable ASCII characters, scoped to the project and kept 24 hours. The same key with the same body answers the first answer (the same cargo_id) and creates nothing; with another body, 422 idempotency_key_reused.',
+      examples: ['order-4711-attempt'],
+    }),
+  ),
+});
 
 export interface LoadCargoDeps {
   clock: Clock;
+  /** Where Idempotency-Keys are looked up (store/idempotency-keys.ts). */
+  database: Database;
   /** The catalog and the providers enabled here. */
   models: RoutingTable;
   allowHttpCallbacks: boolean;
@@ -179,14 +196,19 @@ export function registerLoadCargo(app: CargoScope, deps: LoadCargoDeps): void {
           'Validates and stores the request durably (a 200 means it is on disk) and returns its cargo id at once. Results arrive by webhook, object delivery, and always in the mailbox.',
         tags: ['cargo'],
         security: apiKeySecurity,
+        headers: IdempotencyHeaders,
         body: LoadCargoBody,
         response: {
           200: LoadCargoResponse,
           400: {
             ...ErrorBody,
             description:
-              "Invalid request body; `errors` names every invalid field: an unknown model, a model whose provider is not enabled here, `max_tokens` above the model's output limit, a parameter the model or its provider does not take.",
+              "Invalid request body (or Idempotency-Key header); `errors` names every invalid field: an unknown model, a model whose provider is not enabled here, `max_tokens` above the model's output limit, a parameter the model or its provider does not take.",
             examples: [
+              {
+                detail: 'Invalid Idempotency-Key header: use 1 to 255 printable ASCII characters.',
+                errors: [{ path: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' }],
+              },
               {
                 detail: 'Invalid request body: /params/temperature must be <= 1.',
                 errors: [{ path: '/params/temperature', message: 'must be <= 1' }],
@@ -218,8 +240,15 @@ export function registerLoadCargo(app: CargoScope, deps: LoadCargoDeps): void {
           422: {
             ...ErrorBody,
             description:
-              'The object-delivery target is not usable: `connection_not_found`, `invalid_key_prefix` or `target_not_allowed`.',
+              'The object-delivery target is not usable: `connection_not_found`, `invalid_key_prefix` or `target_not_allowed`; or the Idempotency-Key came with another body in the last 24 hours: `idempotency_key_reused`.',
             examples: [
+              {
+                detail: {
+                  error: 'idempotency_key_reused',
+                  message:
+                    'This Idempotency-Key was used in the last 24 hours with a different request body; use a new key for a new request.',
+                },
+              },
               { detail: { error: 'connection_not_found', message: "No connection 'conn_x' in this project." } },
               {
                 detail: {
@@ -250,6 +279,12 @@ export function registerLoadCargo(app: CargoScope, deps: LoadCargoDeps): void {
       const { body } = request;
       // Stored as the client wrote it (key order, number literals), not as JSON.stringify would.
       const rawBody = rawBodyOf(request);
+      const idempotency = idempotencyOf(request.headers['idempotency-key'], rawBody ?? JSON.stringify(body));
+      if (idempotency) {
+        // A retry is answered before anything else is checked: it passed every check once.
+        const first = await answerForKey(deps, auth.projectId, idempotency);
+        if (first) return first;
+      }
       const metadataJson =
         body.metadata == null
           ? null
@@ -302,14 +337,54 @@ export function registerLoadCargo(app: CargoScope, deps: LoadCargoDeps): void {
         created_at: now,
         updated_at: now,
       };
+      if (idempotency) row.idempotency = idempotency;
       const bytes = cargoRowBytes(row);
       await deps.storage.disk?.check(bytes);
       await deps.storage.budget.check(auth, bytes);
-      await deps.writeCargo(row);
+      try {
+        await deps.writeCargo(row);
+      } catch (err) {
+        // Another request with this key committed first (its row holds the key): its answer.
+        const first = idempotency ? await answerForKey(deps, auth.projectId, idempotency) : undefined;
+        if (first) return first;
+        throw err;
+      }
       deps.storage.budget.accepted(auth.projectId, bytes, now);
-      return { cargo_id: cargoId, status: 'success' as const, message: 'Cargo loaded successfully' };
+      return loaded(cargoId);
     },
   );
+}
+
+function loaded(cargoId: string): LoadCargoResponse {
+  return { cargo_id: cargoId, status: 'success', message: 'Cargo loaded successfully' };
+}
+
+// Printable ASCII (decisions.md, "Client operations").
+const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
+
+/** The request's Idempotency-Key and its body's hash, or null without the header; 400 when malformed. */
+function idempotencyOf(
+  header: string | string[] | undefined,
+  bodyText: string,
+): { key: string; bodySha256: string } | null {
+  if (header === undefined) return null;
+  if (typeof header !== 'string' || !IDEMPOTENCY_KEY.test(header)) throw errors.invalidIdempotencyKey();
+  return { key: header, bodySha256: createHash('sha256').update(bodyText).digest('hex') };
+}
+
+/**
+ * What a request with a key the project used in the last 24 hours is answered: the first answer
+ * (the same cargo) for the same body, 422 for another; undefined when the key is unused.
+ */
+async function answerForKey(
+  deps: LoadCargoDeps,
+  projectId: string,
+  idempotency: { key: string; bodySha256: string },
+): Promise<LoadCargoResponse | undefined> {
+  const first = await findIdempotentCargo(deps.database, { projectId, key: idempotency.key, now: deps.clock.now() });
+  if (!first) return undefined;
+  if (first.bodySha256 !== idempotency.bodySha256) throw errors.idempotencyKeyReused();
+  return loaded(first.cargoId);
 }
 
 function checkCallbackUrl(raw: string, allowHttp: boolean): FieldError[] {

@@ -1,5 +1,5 @@
 /** GET /cargo/:id/tracking: a cargo's status and its deliveries. */
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { isoTime } from '../../domain/clock.js';
 import { errors } from '../../domain/errors.js';
 import { isCargoId } from '../../domain/ids.js';
@@ -82,32 +82,43 @@ export function registerTrackCargo(app: CargoScope, deps: CargoRouteDeps): void 
     async (request) => {
       const { cargo_id } = request.params;
       if (!isCargoId(cargo_id)) throw errors.cargoNotFound();
-      const cargo = await findCargoForProject(deps.database, authOf(request).projectId, cargo_id);
-      if (!cargo) throw errors.cargoNotFound();
-      const deliveries = cargo.hasDeliveries ? await deliverySummaries(deps.database, cargo.id) : [];
-      return {
-        cargo_id: cargo.id,
-        status: cargo.status,
-        status_description: trackingDescription(cargo.status, {
-          resultError: cargo.result?.errorMessage ?? null,
-          submitError: cargo.submitError,
-          deliveries,
-        }),
-        created_at: isoTime(cargo.createdAt),
-        updated_at: isoTime(cargo.updatedAt),
-        ...(deliveries.length > 0
-          ? {
-              deliveries: deliveries.map((d) => ({
-                channel: d.channel,
-                status: d.status,
-                attempts: d.attempts,
-                last_error: d.lastError,
-                last_status_code: d.lastStatusCode,
-                next_attempt_at: d.nextAttemptAt === null ? null : isoTime(d.nextAttemptAt),
-              })),
-            }
-          : {}),
-      };
+      const tracking = await trackingOf(deps.database, authOf(request).projectId, cargo_id);
+      if (!tracking) throw errors.cargoNotFound();
+      return tracking;
     },
   );
+}
+
+/** A project's cargo as GET /cargo/{id}/tracking answers it, or undefined. */
+export async function trackingOf(
+  database: Database,
+  projectId: string,
+  cargoId: string,
+): Promise<Static<typeof TrackingResponse> | undefined> {
+  const cargo = await findCargoForProject(database, projectId, cargoId);
+  if (!cargo) return undefined;
+  const deliveries = cargo.hasDeliveries ? await deliverySummaries(database, cargo.id) : [];
+  return {
+    cargo_id: cargo.id,
+    status: cargo.status,
+    status_description: trackingDescription(cargo.status, {
+      resultError: cargo.result?.errorMessage ?? null,
+      submitError: cargo.submitError,
+      deliveries,
+    }),
+    created_at: isoTime(cargo.createdAt),
+    updated_at: isoTime(cargo.updatedAt),
+    ...(deliveries.length > 0
+      ? {
+          deliveries: deliveries.map((d) => ({
+            channel: d.channel,
+            status: d.status,
+            attempts: d.attempts,
+            last_error: d.lastError,
+            last_status_code: d.lastStatusCode,
+            next_attempt_at: d.nextAttemptAt === null ? null : isoTime(d.nextAttemptAt),
+          })),
+        }
+      : {}),
+  };
 }

@@ -4,8 +4,9 @@ import { statementChunks } from '../chunks.js';
 import type { Database } from '../database.js';
 import type { CargoRequestsTable, CargoTable } from '../schema.js';
 
-/** A new cargo: its row, and what it was sent with (kept in cargo_requests). */
-export type NewCargo = Insertable<CargoTable> & Omit<CargoRequestsTable, 'cargo_id'>;
+/** A new cargo: its row, what it was sent with (kept in cargo_requests), and its Idempotency-Key if it came with one. */
+export type NewCargo = Insertable<CargoTable> &
+  Omit<CargoRequestsTable, 'cargo_id'> & { idempotency?: { key: string; bodySha256: string } };
 
 /** Parameters a cargo row binds (the wider of its two statements). */
 const CARGO_COLUMNS = 14;
@@ -23,18 +24,40 @@ export async function insertCargo(database: Database, rows: NewCargo[]): Promise
 /**
  * The statements that insert many cargo rows, in multi-row statements as large as
  * statementChunks allows: part of the group commit's transaction, which also counts their bytes
- * against the project's storage budget (Database.writeAll).
+ * against the project's storage budget (Database.writeAll). A row's Idempotency-Key goes in the
+ * same transaction: a key another request holds already fails it (the primary key), and the
+ * group commit then commits its rows one by one, so that request alone is refused
+ * (store/idempotency-keys.ts says what it is answered).
  */
 export function cargoInsertStatements(database: Database, all: NewCargo[]): CompiledQuery[] {
   const db = database.write;
-  return statementChunks(all, CARGO_COLUMNS, cargoRowBytes).flatMap((rows) => [
-    db
-      .insertInto('cargo')
-      .values(rows.map(({ request: _, metadata: __, ...row }) => row))
-      .compile(),
-    db
-      .insertInto('cargo_requests')
-      .values(rows.map((r) => ({ cargo_id: r.id, request: r.request, metadata: r.metadata ?? null })))
-      .compile(),
-  ]);
+  return statementChunks(all, CARGO_COLUMNS, cargoRowBytes).flatMap((rows) => {
+    const keyed = rows.filter((r) => r.idempotency !== undefined);
+    return [
+      db
+        .insertInto('cargo')
+        .values(rows.map(({ request: _, metadata: __, idempotency: ___, ...row }) => row))
+        .compile(),
+      db
+        .insertInto('cargo_requests')
+        .values(rows.map((r) => ({ cargo_id: r.id, request: r.request, metadata: r.metadata ?? null })))
+        .compile(),
+      ...(keyed.length === 0
+        ? []
+        : [
+            db
+              .insertInto('idempotency_keys')
+              .values(
+                keyed.map((r) => ({
+                  project_id: r.project_id,
+                  key: (r.idempotency as { key: string }).key,
+                  body_sha256: (r.idempotency as { bodySha256: string }).bodySha256,
+                  cargo_id: r.id,
+                  created_at: r.created_at,
+                })),
+              )
+              .compile(),
+          ]),
+    ];
+  });
 }

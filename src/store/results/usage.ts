@@ -47,6 +47,8 @@ export async function usageByDay(
       eb.fn.sum('r.standard_cost_usd').as('standard_cost_usd'),
     ])
     .where('r.project_id', '=', projectId)
+    // A canceled cargo's result says so; it never ran, and is never billed (store/cargo/cancel.ts).
+    .where('c.status', '!=', 'canceled')
     .where('r.created_at', '>=', range.fromDay * DAY_MS)
     .where('r.created_at', '<', (range.toDay + 1) * DAY_MS)
     .groupBy([day, 'c.model'])

@@ -1,0 +1,81 @@
+/** A project's cargo, newest first, a page at a time: GET /cargo. */
+import { firstIdAt } from '../../domain/ids.js';
+import type { CargoStatus } from '../../domain/lifecycle.js';
+import type { Database } from '../database.js';
+
+export interface CargoFilter {
+  status?: CargoStatus;
+  model?: string;
+  /** Epoch ms: created strictly after / before. */
+  createdAfter?: number;
+  createdBefore?: number;
+  /** The last id of the previous page: this page starts below it. */
+  after?: string;
+  limit: number;
+}
+
+export interface ListedCargo {
+  id: string;
+  status: CargoStatus;
+  createdAt: number;
+  updatedAt: number;
+  /** As in CargoView: what tracking's description says of a failed cargo, or of a batch's retries. */
+  resultError: string | null;
+  submitError: string | null;
+}
+
+/**
+ * One page of a project's cargo, newest first, by keyset on the id: cargo ids are monotonic ULIDs
+ * (src/domain/ids.ts), so "newest first" is id order and a page is one range of `cargo_by_project`
+ * (or of `cargo_by_project_status` / `cargo_by_project_model` with a filter), `limit + 1` rows long
+ * at any depth. Cargo created meanwhile sort above every page already read: a cursor stays valid.
+ *
+ * An id's time is its `created_at` or later, never earlier (the monotonic factory keeps the last
+ * time when the clock steps back), so `created_after` also bounds the range from below; the time
+ * filters themselves are checked on `created_at`. `created_before` has no id bound: the range
+ * starts at the newest cargo (or the cursor) and passes those created since.
+ */
+export async function listCargo(
+  database: Database,
+  projectId: string,
+  filter: CargoFilter,
+): Promise<{ cargo: ListedCargo[]; hasMore: boolean }> {
+  let query = database.read
+    .selectFrom('cargo as c')
+    .leftJoin('results as r', 'r.cargo_id', 'c.id')
+    .leftJoin('batches as b', 'b.id', 'c.batch_id')
+    .select([
+      'c.id',
+      'c.status',
+      'c.created_at',
+      'c.updated_at',
+      'r.error_message',
+      'b.status as batch_status',
+      'b.last_error as batch_error',
+    ])
+    .where('c.project_id', '=', projectId);
+  if (filter.status !== undefined) query = query.where('c.status', '=', filter.status);
+  if (filter.model !== undefined) query = query.where('c.model', '=', filter.model);
+  if (filter.after !== undefined) query = query.where('c.id', '<', filter.after);
+  if (filter.createdBefore !== undefined) query = query.where('c.created_at', '<', filter.createdBefore);
+  if (filter.createdAfter !== undefined) {
+    query = query
+      .where('c.id', '>=', firstIdAt('crg', filter.createdAfter + 1))
+      .where('c.created_at', '>', filter.createdAfter);
+  }
+  const rows = await query
+    .orderBy('c.id', 'desc')
+    .limit(filter.limit + 1)
+    .execute();
+  return {
+    cargo: rows.slice(0, filter.limit).map((row) => ({
+      id: row.id,
+      status: row.status,
+      createdAt: Number(row.created_at),
+      updatedAt: Number(row.updated_at),
+      resultError: row.error_message,
+      submitError: row.batch_status === 'submitting' ? row.batch_error : null,
+    })),
+    hasMore: rows.length > filter.limit,
+  };
+}
