@@ -4,7 +4,17 @@
  * It uses nothing but `fetch`, so it runs on Node and in a browser that can reach the service.
  */
 import { BargeError, type FieldError } from './errors.js';
-import type { CargoResult, Loaded, LoadRequest, Models, Tracking, Usage, UsageQuery } from './types.js';
+import type {
+  CargoPage,
+  CargoResult,
+  ListFilters,
+  Loaded,
+  LoadRequest,
+  Models,
+  Tracking,
+  Usage,
+  UsageQuery,
+} from './types.js';
 
 export interface BargeOptions {
   /** Default: BARGE_BASE_URL, else http://localhost:8080. */
@@ -100,6 +110,22 @@ export class Barge {
   /** Cancels a `pending` or `batched` cargo; a BargeError with code `cannot_cancel` (409) otherwise. */
   cancel(cargoId: string): Promise<Tracking> {
     return this.call({ method: 'POST', path: `/cargo/${encodeURIComponent(cargoId)}/cancel` });
+  }
+
+  /** The project's cargo, newest first, over every page (`limit` is the page size). */
+  async *list(filters: ListFilters = {}): AsyncGenerator<Tracking, void, undefined> {
+    let after: string | undefined;
+    for (;;) {
+      const page = await this.listPage({ ...filters, after });
+      yield* page.data;
+      if (!page.has_more || page.last_id === null) return;
+      after = page.last_id;
+    }
+  }
+
+  /** One page of GET /cargo; `after` is the previous page's `last_id`. */
+  listPage(filters: ListFilters & { after?: string } = {}): Promise<CargoPage> {
+    return this.call({ method: 'GET', path: `/cargo${queryString(filters)}` });
   }
 
   models(): Promise<Models> {

@@ -2,8 +2,11 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** How the proxy fails a request: an HTTP answer, or a dropped connection (no answer at all). */
-export type Failure = { status: number; headers?: Record<string, string> } | 'drop';
+/**
+ * How the proxy fails a request: an HTTP answer, or a dropped connection (no answer at all);
+ * `forward` sends the request on first, so the server acts on it and only its answer is lost.
+ */
+export type Failure = { status: number; headers?: Record<string, string>; forward?: boolean } | 'drop';
 
 export async function startFlakyProxy(target: string, failures: Failure[]) {
   const seen: { method: string; url: string; headers: IncomingHttpHeaders }[] = [];
@@ -15,6 +18,8 @@ export async function startFlakyProxy(target: string, failures: Failure[]) {
       const failure = failures.shift();
       if (failure === 'drop') return req.socket.destroy();
       if (failure) {
+        if (failure.forward)
+          forward(target, req.method ?? 'GET', req.url ?? '/', req.headers, Buffer.concat(chunks), null);
         res.writeHead(failure.status, { 'content-type': 'application/json', ...failure.headers });
         return res.end(JSON.stringify({ detail: `proxy failure ${failure.status}` }));
       }
@@ -38,7 +43,7 @@ function forward(
   url: string,
   headers: IncomingHttpHeaders,
   body: Buffer,
-  res: ServerResponse,
+  res: ServerResponse | null,
 ): void {
   // The hop's own headers stay behind: fetch sets them for its own request.
   const hop = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive']);
@@ -48,9 +53,10 @@ function forward(
   }
   fetch(`${target}${url}`, { method, headers: pass, body: method === 'GET' ? undefined : body }).then(
     async (answer) => {
+      if (res === null) return;
       res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
       res.end(Buffer.from(await answer.arrayBuffer()));
     },
-    () => res.socket?.destroy(),
+    () => res?.socket?.destroy(),
   );
 }
