@@ -52,11 +52,16 @@ program
       // Loaded here, not at the top: the HTTP stack would add ~0.3 s to every admin command.
       const { createService } = await import('../service.js');
       const { firstStartKeyAnnouncer } = await import('../first-start.js');
+      const terminal = process.stdout.isTTY === true && !out.json;
+      // The AWS SDK warns at its first client about Node versions it will drop; README's engines
+      // line says which versions barge supports, so the warning is not repeated at every start.
+      process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
       const service = await createService({
         config,
         role: opts.role,
-        announce: firstStartKeyAnnouncer(config, { terminal: process.stdout.isTTY === true && !out.json }),
+        announce: firstStartKeyAnnouncer(config, { terminal }),
         logToStderr: out.json,
+        prettyLogs: terminal,
       });
       const stop = (signal: string) => {
         service.app?.log.info({ signal }, 'shutting down');
