@@ -45,10 +45,19 @@ export async function readCargoMap(path: string): Promise<Map<number, string>> {
   return map;
 }
 
-/** The input's lines, numbered from 1, read as a stream. */
+/**
+ * The input's lines, numbered from 1, read as a stream with backpressure: a chunk is read only
+ * when the lines before it are taken (readline's iterator would buffer a fast file in memory).
+ */
 export async function* numberedLines(path: string): AsyncGenerator<{ line: number; text: string }> {
   let line = 0;
-  for await (const text of createInterface({ input: createReadStream(path), crlfDelay: Infinity })) {
-    yield { line: ++line, text };
+  let rest = '';
+  const decoder = new TextDecoder();
+  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
+    const parts = (rest + decoder.decode(chunk, { stream: true })).split('\n');
+    rest = parts.pop() ?? '';
+    for (const text of parts) yield { line: ++line, text: text.endsWith('\r') ? text.slice(0, -1) : text };
   }
+  rest += decoder.decode();
+  if (rest !== '') yield { line: ++line, text: rest };
 }
