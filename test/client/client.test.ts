@@ -154,42 +154,6 @@ for (const backend of await backends({ childProcesses: true })) {
       }
     });
 
-    test('list goes over every page of 2,500 cargo, newest first; cancel is typed both ways', async () => {
-      // An API process alone: no worker takes the cargo, so they stay pending and can be canceled.
-      const api = (await suite.serve('api')).url as string;
-      const { key } = await createProjectWithKey(suite.db.database);
-      const barge = new Barge({ baseUrl: api, apiKey: key });
-      const ids: string[] = [];
-      for (let i = 0; i < 2500; i += 50) {
-        const batch = await Promise.all(
-          Array.from({ length: 50 }, (_, j) => barge.load({ ...prompt(`cargo ${i + j}`), metadata: { n: i + j } })),
-        );
-        ids.push(...batch.map((b) => b.cargo_id));
-      }
-      const listed: string[] = [];
-      for await (const cargo of barge.list({ limit: 1000 })) listed.push(cargo.cargo_id);
-      assert.equal(listed.length, 2500);
-      assert.deepEqual(listed, [...ids].sort().reverse());
-      let pages = 0;
-      for await (const _ of barge.list({ status: 'pending', model: 'svc-mock' })) pages++;
-      assert.equal(pages, 2500);
-
-      const canceled = await barge.cancel(ids[0] as string);
-      assert.equal(canceled.status, 'canceled');
-      await assert.rejects(barge.cancel(ids[0] as string), (err: unknown) => {
-        assert.ok(err instanceof BargeError);
-        assert.equal(err.status, 409);
-        assert.equal(err.code, 'cannot_cancel');
-        return true;
-      });
-      const result = await barge.waitForResult(ids[0] as string);
-      assert.equal(result.success, false);
-      assert.equal(result.error_message, 'canceled');
-      const onlyCanceled: string[] = [];
-      for await (const cargo of barge.list({ status: 'canceled' })) onlyCanceled.push(cargo.cargo_id);
-      assert.deepEqual(onlyCanceled, [ids[0]]);
-    });
-
     test('a load retried after a lost answer makes one cargo', async () => {
       const { key } = await client();
       // The first try reaches barge but its answer is lost: the proxy forwards, then fails the reply.
@@ -293,6 +257,46 @@ for (const backend of await backends({ childProcesses: true })) {
       } finally {
         await receiver.close();
       }
+    });
+  });
+
+  // An API process alone on its own database: no worker takes the cargo, so they stay pending.
+  describe(`the typed client's list and cancel against barge serve --role api on ${backend.name}`, () => {
+    const suite = serveHarness(backend);
+
+    test('list goes over every page of 2,500 cargo, newest first; cancel is typed both ways', async () => {
+      const api = (await suite.serve('api')).url as string;
+      const { key } = await createProjectWithKey(suite.db.database);
+      const barge = new Barge({ baseUrl: api, apiKey: key });
+      const ids: string[] = [];
+      for (let i = 0; i < 2500; i += 50) {
+        const batch = await Promise.all(
+          Array.from({ length: 50 }, (_, j) => barge.load({ ...prompt(`cargo ${i + j}`), metadata: { n: i + j } })),
+        );
+        ids.push(...batch.map((b) => b.cargo_id));
+      }
+      const listed: string[] = [];
+      for await (const cargo of barge.list({ limit: 1000 })) listed.push(cargo.cargo_id);
+      assert.equal(listed.length, 2500);
+      assert.deepEqual(listed, [...ids].sort().reverse());
+      let pages = 0;
+      for await (const _ of barge.list({ status: 'pending', model: 'svc-mock' })) pages++;
+      assert.equal(pages, 2500);
+
+      const canceled = await barge.cancel(ids[0] as string);
+      assert.equal(canceled.status, 'canceled');
+      await assert.rejects(barge.cancel(ids[0] as string), (err: unknown) => {
+        assert.ok(err instanceof BargeError);
+        assert.equal(err.status, 409);
+        assert.equal(err.code, 'cannot_cancel');
+        return true;
+      });
+      const result = await barge.waitForResult(ids[0] as string);
+      assert.equal(result.success, false);
+      assert.equal(result.error_message, 'canceled');
+      const onlyCanceled: string[] = [];
+      for await (const cargo of barge.list({ status: 'canceled' })) onlyCanceled.push(cargo.cargo_id);
+      assert.deepEqual(onlyCanceled, [ids[0]]);
     });
   });
 }
