@@ -28,14 +28,18 @@ describe('cargo lifecycle', () => {
   });
 
   test('moves go forward until a result exists; after that only deliveries move a cargo', () => {
-    assert.deepEqual(next('pending'), ['batched']);
-    assert.deepEqual(next('batched'), ['callback_pending', 'completed', 'failed', 'processing']);
+    assert.deepEqual(next('pending'), ['batched', 'canceled']);
+    assert.deepEqual(next('batched'), ['callback_pending', 'canceled', 'completed', 'failed', 'processing']);
     assert.deepEqual(next('processing'), ['callback_pending', 'completed', 'failed']);
     assert.deepEqual(next('callback_pending'), ['callback_delivered', 'callback_failed']);
     // Terminal but for an operator's redelivery.
     for (const end of ['completed', 'failed', 'callback_delivered', 'callback_failed'] as const) {
       assert.deepEqual(next(end), ['callback_pending'], end);
     }
+    // Canceled is final: no delivery, not even an operator's redelivery.
+    assert.deepEqual(next('canceled'), []);
+    assert.ok(hasResult('canceled'));
+    assert.equal(canMove('processing', 'canceled'), false);
     assert.equal(canMove('processing', 'pending'), false);
     assert.equal(canMove('callback_delivered', 'completed'), false);
   });

@@ -78,7 +78,7 @@ for (const backend of await backends({ childProcesses: true })) {
     test('an unknown route is 404 JSON with a detail', async () => {
       for (const [method, path] of [
         ['GET', '/nope'],
-        ['POST', '/cargo'],
+        ['POST', '/cargo/load/extra'],
         ['GET', `/cargo/${UNKNOWN_CARGO}`],
         ['GET', `/cargo/${UNKNOWN_CARGO}/tracking/extra`],
         ['DELETE', '/v1/anything?x=1'],
