@@ -21,6 +21,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import Database from 'better-sqlite3';
+import { nodeFlagsOf } from '../test/helpers/serve.js';
 import { submissionBody } from './lib/cargo.js';
 import { installCleanup, makeTempDir, runMain } from './lib/lifecycle.js';
 import { bounded } from './lib/options.js';
@@ -79,7 +80,10 @@ async function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<Record<st
 /** Runs the CLI to its end, sampling its resident memory (Linux /proc) every 50 ms. */
 async function timedSubmit(args: string[], env: NodeJS.ProcessEnv) {
   const started = performance.now();
-  const child = track(spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'inherit'] }));
+  // As the installed `barge` runs: with the node flags of its #! line.
+  const child = track(
+    spawn(process.execPath, [...nodeFlagsOf(CLI), CLI, ...args], { env, stdio: ['ignore', 'pipe', 'inherit'] }),
+  );
   let stdout = '';
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
     stdout += chunk;

@@ -189,6 +189,26 @@ for (const backend of await backends({ childProcesses: true })) {
       assert.equal((JSON.parse(listed.stdout) as { data: unknown[] }).data.length, 2);
     });
 
+    test('tail prints a line for each status change until Ctrl-C', async () => {
+      const { args } = await project();
+      const tail = suite.spawn(['tail', '--interval', '100', '--json', ...args], {});
+      const id = (await run(['submit', '--model', 'svc-mock', 'followed', ...args])).stdout;
+      const statuses = () =>
+        tail.lines.filter(Boolean).map((l) => JSON.parse(l) as { cargo_id: string; status: string });
+      await waitFor(
+        'the completed line',
+        () => statuses(),
+        (seen) => seen.some((l) => l.cargo_id === id && l.status === 'completed'),
+        { timeoutMs: 20_000 },
+      );
+      const mine = statuses()
+        .filter((l) => l.cargo_id === id)
+        .map((l) => l.status);
+      assert.equal(new Set(mine).size, mine.length, `a status printed twice: ${mine}`);
+      tail.child.kill('SIGINT');
+      assert.equal((await tail.exited).code, 0);
+    });
+
     test('cancel, and the exit codes: 1 refused, 2 usage, 3 unreachable', async () => {
       const { args } = await project();
       const done = await run(['submit', '--model', 'svc-mock', '--wait', 'quick', ...args]);
