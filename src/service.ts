@@ -1,6 +1,5 @@
 /** createService: the one composition root of `barge serve`, the tests and the benches. */
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { pino } from 'pino';
 import type { Config } from './config.js';
 import { awsDeliveryDeps } from './delivery/aws/connection-access.js';
 import { buildChannels, delivererSettings } from './delivery/registry.js';
@@ -10,6 +9,7 @@ import { pricesForCargo } from './domain/model-catalog.js';
 import type { PriceLookup } from './domain/usage.js';
 import { firstStart } from './first-start.js';
 import { buildApp, buildProbeServer } from './http/app.js';
+import { createLogger } from './logger.js';
 import { smtpMailer } from './mail/mailer.js';
 import { prometheusMetrics } from './metrics/prometheus.js';
 import { withProviderMetrics } from './metrics/provider-metrics.js';
@@ -68,6 +68,8 @@ export interface ServiceDeps {
   announce?: (text: string) => void;
   /** Log to stderr instead of stdout (`serve --json` keeps stdout for its one JSON object). */
   logToStderr?: boolean;
+  /** Log for a person (pino-pretty) instead of JSON lines: `serve` on a terminal. */
+  prettyLogs?: boolean;
 }
 
 export interface Service {
@@ -97,13 +99,7 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
   const metrics: Metrics = deps.metrics ?? prometheus ?? noMetrics;
   const logger =
     deps.logger ??
-    pino(
-      {
-        level: config.logLevel,
-        redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization'], censor: '[redacted]' },
-      },
-      pino.destination(deps.logToStderr ? 2 : 1),
-    );
+    createLogger({ level: config.logLevel, fd: deps.logToStderr ? 2 : 1, pretty: deps.prettyLogs === true });
   const ownsDatabase = deps.database === undefined;
   const database =
     deps.database ??

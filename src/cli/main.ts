@@ -1,6 +1,6 @@
 #!/usr/bin/env -S node --max-old-space-size=1024
-// The `barge` command: serve, migrate, and the admin commands (projects, keys, connections, cargo,
-// providers, usage).
+// The `barge` command: serve, migrate, the admin commands (projects, keys, connections, cargo,
+// providers, usage), and the user commands over HTTP (submit, results, wait, cancel, list, tail).
 //
 // The heap limit: with none, V8 sizes the heap from the machine's memory and lets garbage pile up
 // to hundreds of megabytes before a full collection (bench:pipeline --rss); with one it collects
@@ -13,12 +13,15 @@ import { sealPlaintextWebhookSecrets } from '../store/admin/projects.js';
 import { openDatabase } from '../store/database.js';
 import { migrate } from '../store/migrate.js';
 import { registerCargoCommands } from './cargo.js';
+import { registerCargoClientCommands } from './cargo-commands.js';
 import { registerConnectionCommands } from './connections.js';
 import { runCommand, runWithConfig } from './context.js';
 import { registerKeyCommands } from './keys.js';
 import { print, printError, printUsageError, USAGE_EXIT_CODE } from './output.js';
 import { registerProjectCommands } from './projects.js';
 import { registerProviderCommands } from './providers.js';
+import { registerResultsCommand } from './results.js';
+import { registerSubmitCommand } from './submit.js';
 import { registerUsageCommand } from './usage.js';
 
 /** The command whose command line commander refused: it calls the exit override on that command. */
@@ -49,11 +52,16 @@ program
       // Loaded here, not at the top: the HTTP stack would add ~0.3 s to every admin command.
       const { createService } = await import('../service.js');
       const { firstStartKeyAnnouncer } = await import('../first-start.js');
+      const terminal = process.stdout.isTTY === true && !out.json;
+      // The AWS SDK warns at its first client about Node versions it will drop; README's engines
+      // line says which versions barge supports, so the warning is not repeated at every start.
+      process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
       const service = await createService({
         config,
         role: opts.role,
-        announce: firstStartKeyAnnouncer(config, { terminal: process.stdout.isTTY === true && !out.json }),
+        announce: firstStartKeyAnnouncer(config, { terminal }),
         logToStderr: out.json,
+        prettyLogs: terminal,
       });
       const stop = (signal: string) => {
         service.app?.log.info({ signal }, 'shutting down');
@@ -118,6 +126,10 @@ registerConnectionCommands(program, runCommand);
 registerUsageCommand(program, runCommand);
 // Needs the configuration only: it never opens the database.
 registerProviderCommands(program, runWithConfig);
+// Talk HTTP to a running service: no configuration, no database.
+registerSubmitCommand(program);
+registerResultsCommand(program);
+registerCargoClientCommands(program);
 
 function parseRole(value: string): Role {
   if (value === 'all' || value === 'api' || value === 'worker') return value;

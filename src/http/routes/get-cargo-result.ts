@@ -10,7 +10,7 @@ import type { CargoScope } from '../cargo-routes.js';
 import { apiKeySecurity, authErrorResponses, CargoIdParams, ErrorBody, notFoundResponse } from '../schemas.js';
 import type { CargoRouteDeps } from './track-cargo.js';
 
-const ResultEnvelope = Type.Object(
+export const ResultEnvelope = Type.Object(
   {
     cargo_id: Type.String(),
     success: Type.Boolean(),

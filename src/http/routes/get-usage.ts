@@ -12,7 +12,7 @@ import { apiKeySecurity, authErrorResponses, ErrorBody } from '../schemas.js';
 const Day = (description: string) =>
   Type.String({ description: `${description} A UTC day, YYYY-MM-DD.`, examples: ['2026-11-01'] });
 
-const UsageQuery = Type.Object(
+export const UsageQuery = Type.Object(
   {
     from: Type.Optional(Day('The first day, included. Default: 29 days before `to`.')),
     to: Type.Optional(Day('The last day, included. Default: today.')),
@@ -34,7 +34,7 @@ const counts = {
   standard_cost_usd: usd('The same tokens at the real-time prices.'),
 };
 
-const UsageResponse = Type.Object(
+export const UsageResponse = Type.Object(
   {
     data: Type.Array(
       Type.Object({

@@ -19,7 +19,7 @@ const Timestamp = (description: string) =>
     examples: ['2026-11-22T10:00:00Z'],
   });
 
-const ListQuery = Type.Object(
+export const ListQuery = Type.Object(
   {
     status: Type.Optional(Type.Enum(ALL_CARGO_STATUSES, { description: 'Only cargo in this status.' })),
     model: Type.Optional(
@@ -44,7 +44,7 @@ const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-const ListResponse = Type.Object(
+export const ListResponse = Type.Object(
   {
     data: Type.Array(TrackingResponse, {
       description: 'Tracking bodies, newest first (without `deliveries`: GET /cargo/{id}/tracking has them).',

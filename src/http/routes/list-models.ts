@@ -26,7 +26,7 @@ const Prices = Type.Object(
   },
 );
 
-const ModelsResponse = Type.Object(
+export const ModelsResponse = Type.Object(
   {
     data: Type.Array(
       Type.Object({

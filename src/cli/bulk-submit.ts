@@ -1,0 +1,110 @@
+/**
+ * `barge submit --file requests.jsonl`: one POST /cargo/load per line, a bounded number at once,
+ * resumable. Each accepted line is appended to the map file at once (a synchronous write), and each
+ * line's Idempotency-Key comes from the file's content and the line number: run again after a
+ * crash or Ctrl-C, the command skips what the map holds, and a line whose answer was lost gets its
+ * first cargo back instead of a second one.
+ */
+import { closeSync, existsSync, openSync, readSync, statSync, writeSync } from 'node:fs';
+import type { Barge } from '../client/barge.js';
+import { BargeError } from '../client/errors.js';
+import type { LoadRequest } from '../client/types.js';
+import { digestOf, lineKey, mapPathOf, numberedLines, readCargoMap } from './cargo-map.js';
+import type { Output } from './output.js';
+import { startProgress } from './progress.js';
+
+export interface Refusal {
+  line: number;
+  status: number;
+  detail: unknown;
+}
+
+export interface BulkSummary {
+  file: string;
+  map: string;
+  lines: number;
+  /** Lines accepted by this run. */
+  submitted: number;
+  /** Lines the map already held. */
+  skipped: number;
+  refused: Refusal[];
+  /** Whether the run stopped before the end (Ctrl-C, or the service became unreachable). */
+  interrupted: boolean;
+}
+
+export async function submitFile(
+  barge: Barge,
+  file: string,
+  options: { concurrency: number; out: Output; signal: AbortSignal },
+): Promise<BulkSummary> {
+  const { hash, lines } = await digestOf(file);
+  const map = mapPathOf(file);
+  const done = await readCargoMap(map);
+  const fd = openForAppend(map);
+  const summary: BulkSummary = { file, map, lines, submitted: 0, skipped: 0, refused: [], interrupted: false };
+  const progress = startProgress(options.out, 'submit', lines);
+  let fatal: unknown = null;
+  const source = numberedLines(file)[Symbol.asyncIterator]();
+  // One reader of the file shared by every sender: `next()` calls are queued by the generator.
+  const sender = async () => {
+    for (;;) {
+      if (options.signal.aborted || fatal !== null) return;
+      const next = await source.next();
+      if (next.done) return;
+      const { line, text } = next.value;
+      if (done.has(line) || text.trim() === '') {
+        summary.skipped += done.has(line) ? 1 : 0;
+        progress.update(summary.submitted + summary.skipped + summary.refused.length);
+        continue;
+      }
+      let body: LoadRequest;
+      try {
+        body = JSON.parse(text) as LoadRequest;
+      } catch {
+        refuse(summary, { line, status: 0, detail: 'not a JSON object' }, options.out);
+        continue;
+      }
+      try {
+        const loaded = await barge.load(body, { idempotencyKey: lineKey(hash, line) });
+        writeSync(fd, `${JSON.stringify({ line, cargo_id: loaded.cargo_id })}\n`);
+        summary.submitted++;
+      } catch (err) {
+        if (err instanceof BargeError && err.status >= 400 && err.status < 500 && err.status !== 429) {
+          refuse(summary, { line, status: err.status, detail: err.detail }, options.out);
+        } else {
+          fatal = err;
+          return;
+        }
+      }
+      progress.update(summary.submitted + summary.skipped + summary.refused.length);
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: options.concurrency }, sender));
+  } finally {
+    progress.stop();
+    closeSync(fd);
+  }
+  if (fatal !== null) throw fatal;
+  summary.interrupted = options.signal.aborted;
+  return summary;
+}
+
+function refuse(summary: BulkSummary, refusal: Refusal, out: Output): void {
+  summary.refused.push(refusal);
+  if (!out.json) {
+    const detail = typeof refusal.detail === 'string' ? refusal.detail : JSON.stringify(refusal.detail);
+    process.stderr.write(`line ${refusal.line}: ${detail}\n`);
+  }
+}
+
+/** The map opened for appending; a last line a crash cut short is ended first, so the next entry stands alone. */
+function openForAppend(path: string): number {
+  const fd = openSync(path, 'a+');
+  if (existsSync(path) && statSync(path).size > 0) {
+    const last = Buffer.alloc(1);
+    readSync(fd, last, 0, 1, statSync(path).size - 1);
+    if (last[0] !== 0x0a) writeSync(fd, '\n');
+  }
+  return fd;
+}

@@ -1,0 +1,51 @@
+/** How the user commands run: over HTTP through the typed client (never the database), with their exit codes. */
+import type { Command } from 'commander';
+import { Barge } from '../client/barge.js';
+import { BargeError } from '../client/errors.js';
+import { type Output, printError, printUsageError, USAGE_EXIT_CODE } from './output.js';
+
+/** Exit codes of the user commands: 1 a refused or failed item, 2 a usage error, 3 the service unreachable. */
+export const EXIT = { failed: 1, usage: USAGE_EXIT_CODE, unreachable: 3, interrupted: 130 } as const;
+
+export interface ClientOptions {
+  url?: string;
+  key?: string;
+  json?: boolean;
+}
+
+/** A command line that parses but does not make sense (`submit` without --model): exit 2. */
+export class UsageError extends Error {}
+
+export interface ClientCommandDeps {
+  barge: Barge;
+  out: Output;
+}
+
+/** The options every user command takes: where the service is, the key, --json. */
+export function withClientOptions(command: Command): Command {
+  return command
+    .option('--url <url>', 'the service (default: BARGE_BASE_URL, else http://localhost:8080)')
+    .option('--key <key>', 'an API key of the project (default: BARGE_API_KEY)')
+    .option('--json', 'print one JSON object');
+}
+
+/** Runs a user command; its failure sets the exit code it stands for. A body may set exitCode itself. */
+export async function runClient(
+  command: Command,
+  opts: ClientOptions,
+  body: (deps: ClientCommandDeps) => Promise<void>,
+): Promise<void> {
+  const out: Output = { json: opts.json === true };
+  try {
+    await body({ barge: new Barge({ baseUrl: opts.url, apiKey: opts.key }), out });
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`barge: ${err.message}\n`);
+      printUsageError(out, err.message, command.createHelp().commandUsage(command));
+      process.exitCode = EXIT.usage;
+      return;
+    }
+    printError(out, err);
+    process.exitCode = err instanceof BargeError && err.status === 0 ? EXIT.unreachable : EXIT.failed;
+  }
+}

@@ -1,0 +1,52 @@
+/** Progress of a long command: a bar with rate and ETA on a terminal, a plain line now and then otherwise, nothing under --json. */
+import { Presets, SingleBar } from 'cli-progress';
+import type { Output } from './output.js';
+
+export interface Progress {
+  /** `done` items of `total` so far. */
+  update(done: number): void;
+  stop(): void;
+}
+
+/** Plain lines when stderr is not a terminal: at most one every this often. */
+const PLAIN_EVERY_MS = 2000;
+
+export function startProgress(out: Output, label: string, total: number, start = 0): Progress {
+  if (out.json) return { update() {}, stop() {} };
+  if (process.stderr.isTTY) {
+    const bar = new SingleBar(
+      {
+        format: `${label} [{bar}] {percentage}% | {value}/{total} | {rate}/s | ETA {eta_formatted}`,
+        stream: process.stderr,
+        etaBuffer: 200,
+        hideCursor: true,
+      },
+      Presets.shades_classic,
+    );
+    const began = Date.now();
+    bar.start(total, start, { rate: '0' });
+    return {
+      update(done) {
+        bar.update(done, { rate: ((done - start) / Math.max(0.001, (Date.now() - began) / 1000)).toFixed(0) });
+      },
+      stop: () => bar.stop(),
+    };
+  }
+  let last = 0;
+  let current = start;
+  const began = Date.now();
+  const line = () => {
+    const rate = (current - start) / Math.max(0.001, (Date.now() - began) / 1000);
+    process.stderr.write(`${label}: ${current}/${total} (${rate.toFixed(0)}/s)\n`);
+  };
+  return {
+    update(done) {
+      current = done;
+      if (Date.now() - last >= PLAIN_EVERY_MS) {
+        last = Date.now();
+        line();
+      }
+    },
+    stop: line,
+  };
+}

@@ -1,0 +1,80 @@
+/**
+ * `barge results --file requests.jsonl --out results.jsonl`: waits for every cargo of the file's map
+ * and writes one line per input line, in input order. A window of lines is waited for at once and
+ * written as its head completes, so memory holds the window, never the whole file's results.
+ */
+import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
+import type { Command } from 'commander';
+import type { Barge } from '../client/barge.js';
+import type { CargoResult } from '../client/types.js';
+import { digestOf, mapPathOf, readCargoMap } from './cargo-map.js';
+import { EXIT, runClient, withClientOptions } from './client-context.js';
+import { print } from './output.js';
+import { startProgress } from './progress.js';
+import { parsePositive } from './submit.js';
+
+const NOT_SUBMITTED = 'not submitted: the line was refused, or `barge submit --file` has not reached it';
+
+export function registerResultsCommand(program: Command): void {
+  const command = withClientOptions(
+    program
+      .command('results')
+      .description("Wait for every cargo of a submitted file's map and write their results in input order")
+      .requiredOption('--file <path>', 'the file given to `barge submit --file`')
+      .requiredOption('--out <path>', 'where to write the results, one JSON object a line')
+      .option('--concurrency <n>', 'cargo waited for at once', parsePositive, 32),
+  );
+  command.action(
+    (opts: { file: string; out: string; concurrency: number; url?: string; key?: string; json?: boolean }) =>
+      runClient(command, opts, async ({ barge, out }) => {
+        const { lines } = await digestOf(opts.file);
+        const map = await readCargoMap(mapPathOf(opts.file));
+        const progress = startProgress(out, 'results', lines);
+        const output = createWriteStream(opts.out);
+        const counts = { succeeded: 0, failed: 0, not_submitted: 0 };
+        const wait = (line: number) => resultLine(barge, line, map.get(line) ?? null);
+        // The window: lines started ahead of the one written next.
+        const window: Promise<string>[] = [];
+        let next = 1;
+        try {
+          for (let written = 1; written <= lines; written++) {
+            while (next <= lines && window.length < opts.concurrency) window.push(wait(next++));
+            const text = await (window.shift() as Promise<string>);
+            const entry = JSON.parse(text) as { cargo_id: string | null; success: boolean };
+            if (entry.cargo_id === null) counts.not_submitted++;
+            else if (entry.success) counts.succeeded++;
+            else counts.failed++;
+            if (!output.write(`${text}\n`)) await once(output, 'drain');
+            progress.update(written);
+          }
+        } finally {
+          progress.stop();
+          await new Promise<void>((resolve) => output.end(resolve));
+        }
+        print(
+          out,
+          { out: opts.out, lines, ...counts },
+          () =>
+            `${lines} lines written to ${opts.out}: ${counts.succeeded} succeeded, ${counts.failed} failed, ${counts.not_submitted} not submitted`,
+        );
+        if (counts.failed + counts.not_submitted > 0) process.exitCode = EXIT.failed;
+      }),
+  );
+}
+
+async function resultLine(barge: Barge, line: number, cargoId: string | null): Promise<string> {
+  if (cargoId === null) {
+    return JSON.stringify({
+      line,
+      cargo_id: null,
+      success: false,
+      response: null,
+      error_message: NOT_SUBMITTED,
+      metadata: null,
+    });
+  }
+  const result: CargoResult = await barge.waitForResult(cargoId);
+  const { success, response, error_message, metadata } = result;
+  return JSON.stringify({ line, cargo_id: cargoId, success, response, error_message, metadata });
+}

@@ -1,0 +1,231 @@
+/**
+ * The user commands (`barge submit`, `results`, `wait`, `cancel`, `list`) as a person runs them:
+ * built `barge` children talking HTTP to a `barge serve` child. A 2,000-line file interrupted with
+ * SIGINT halfway and resumed makes exactly 2,000 cargo; results come back in input order.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { Barge } from '../../src/client/index.js';
+import { createProjectWithKey } from '../helpers/app.js';
+import { backends } from '../helpers/backends.js';
+import { serveHarness } from '../helpers/harness.js';
+import { BARGE_BIN, nodeFlagsOf } from '../helpers/serve.js';
+import { freePort, waitFor } from '../helpers/wait.js';
+
+const LINES = 2000;
+const requestLine = (n: number) =>
+  JSON.stringify({
+    params: { model: 'svc-mock', max_tokens: 20, messages: [{ role: 'user', content: `line ${n}` }] },
+    metadata: { n },
+  });
+const mapOf = (path: string) =>
+  readFileSync(`${path}.cargo`, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { line: number; cargo_id: string });
+
+for (const backend of await backends({ childProcesses: true })) {
+  describe(`barge's user commands against barge serve on ${backend.name}`, () => {
+    const suite = serveHarness(backend);
+    const dir = mkdtempSync(join(tmpdir(), 'barge-user-'));
+    let url = '';
+    const project = async () => {
+      if (url === '') url = (await suite.serveAll({ BARGE_MOCK_LATENCY_MS: '300' })).url;
+      const { key } = await createProjectWithKey(suite.db.database);
+      return { key, args: ['--url', url, '--key', key] };
+    };
+    const run = async (args: string[]) => {
+      const child = suite.spawn(args, {});
+      const exit = await child.exited;
+      return { code: exit.code, stdout: child.lines.join('\n'), stderr: child.stderr };
+    };
+
+    test('a 2,000-line file interrupted halfway and resumed makes exactly 2,000 cargo; results come in input order', async () => {
+      const { key, args } = await project();
+      const file = join(dir, 'requests.jsonl');
+      writeFileSync(file, `${Array.from({ length: LINES }, (_, i) => requestLine(i + 1)).join('\n')}\n`);
+
+      const first = suite.spawn(['submit', '--file', file, '--concurrency', '8', ...args], {});
+      await waitFor(
+        'half the map',
+        () => {
+          try {
+            return mapOf(file).length;
+          } catch {
+            return 0;
+          }
+        },
+        (n) => n >= LINES / 2,
+        { timeoutMs: 60_000, intervalMs: 10 },
+      );
+      first.child.kill('SIGINT');
+      const interrupted = await first.exited;
+      assert.equal(interrupted.code, 130, first.stderr);
+      const partial = mapOf(file).length;
+      assert.ok(partial < LINES, `the first run finished (${partial} lines) before SIGINT`);
+      assert.match(first.lines.join('\n'), /Interrupted: run the same command again/);
+
+      const resumed = await run(['submit', '--file', file, '--json', ...args]);
+      assert.equal(resumed.code, 0, resumed.stderr);
+      const summary = JSON.parse(resumed.stdout) as { submitted: number; skipped: number; refused: unknown[] };
+      assert.equal(summary.skipped, partial);
+      assert.equal(summary.submitted, LINES - partial);
+      assert.deepEqual(summary.refused, []);
+
+      const map = mapOf(file);
+      assert.equal(map.length, LINES);
+      assert.deepEqual(
+        map.map((e) => e.line).sort((a, b) => a - b),
+        Array.from({ length: LINES }, (_, i) => i + 1),
+      );
+      const listed = new Set<string>();
+      for await (const cargo of new Barge({ baseUrl: url, apiKey: key }).list({ limit: 1000 }))
+        listed.add(cargo.cargo_id);
+      assert.equal(listed.size, LINES, 'the service holds exactly one cargo per line');
+      assert.deepEqual(new Set(map.map((e) => e.cargo_id)), listed);
+
+      // A third run has nothing left to do.
+      const again = JSON.parse((await run(['submit', '--file', file, '--json', ...args])).stdout) as {
+        submitted: number;
+      };
+      assert.equal(again.submitted, 0);
+
+      const out = join(dir, 'results.jsonl');
+      const results = await run(['results', '--file', file, '--out', out, '--json', ...args]);
+      assert.equal(results.code, 0, results.stderr);
+      assert.deepEqual(JSON.parse(results.stdout), {
+        out,
+        lines: LINES,
+        succeeded: LINES,
+        failed: 0,
+        not_submitted: 0,
+      });
+      const written = readFileSync(out, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      const cargoOf = new Map(map.map((e) => [e.line, e.cargo_id]));
+      assert.equal(written.length, LINES);
+      written.forEach((entry, i) => {
+        assert.equal(entry.line, i + 1);
+        assert.equal(entry.cargo_id, cargoOf.get(i + 1));
+        assert.equal(entry.success, true);
+        assert.deepEqual(entry.metadata, { n: i + 1 });
+        assert.match(JSON.stringify(entry.response), new RegExp(`line ${i + 1}\\b`));
+      });
+    });
+
+    test('refused lines are reported with their line numbers and the others go through; exit 1', async () => {
+      const { args } = await project();
+      const file = join(dir, 'some-bad.jsonl');
+      const bad = JSON.stringify({
+        params: { model: 'svc-mock', temperature: 3, messages: [{ role: 'user', content: 'x' }] },
+      });
+      writeFileSync(file, [requestLine(1), bad, requestLine(3), 'not json', '', requestLine(6)].join('\n'));
+      const plain = await run(['submit', '--file', file, ...args]);
+      assert.equal(plain.code, 1);
+      assert.match(plain.stderr, /^line 2: .*temperature/m);
+      assert.match(plain.stderr, /^line 4: not a JSON object/m);
+      assert.match(plain.stdout, /^3 submitted, 0 already in .*, 2 refused, of 6 lines$/m);
+      assert.deepEqual(
+        mapOf(file)
+          .map((e) => e.line)
+          .sort(),
+        [1, 3, 6],
+      );
+
+      const out = join(dir, 'some-bad-results.jsonl');
+      const results = await run(['results', '--file', file, '--out', out, ...args]);
+      assert.equal(results.code, 1);
+      const written = readFileSync(out, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { line: number; cargo_id: string | null });
+      assert.deepEqual(
+        written.map((w) => [w.line, w.cargo_id === null]),
+        [
+          [1, false],
+          [2, true],
+          [3, false],
+          [4, true],
+          [5, true],
+          [6, false],
+        ],
+      );
+    });
+
+    test('submit one prompt, from the command line or standard input, and wait for it', async () => {
+      const { args } = await project();
+      const id = await run(['submit', '--model', 'svc-mock', 'Say hello to the river.', ...args]);
+      assert.equal(id.code, 0, id.stderr);
+      assert.match(id.stdout, /^crg_\w+$/);
+
+      const waited = await run(['wait', id.stdout, '--json', ...args]);
+      assert.equal(waited.code, 0, waited.stderr);
+      assert.deepEqual(JSON.parse(waited.stdout), {
+        data: [{ cargo_id: id.stdout, status: 'completed', success: true, error_message: null }],
+      });
+
+      // --wait: the id to stderr, the answer's text to stdout; `-` reads the prompt from stdin.
+      const piped = spawnSync(
+        process.execPath,
+        [...nodeFlagsOf(BARGE_BIN), BARGE_BIN, 'submit', '--model', 'svc-mock', '--wait', '-', ...args],
+        { input: 'Hello from stdin', encoding: 'utf8', timeout: 30_000 },
+      );
+      assert.equal(piped.status, 0, piped.stderr);
+      assert.match(piped.stderr, /^crg_\w+\n$/);
+      assert.match(piped.stdout, /Hello from stdin/);
+
+      const failed = await run(['submit', '--model', 'svc-mock', '--wait', 'svc-mock:fail', ...args]);
+      assert.equal(failed.code, 1);
+      assert.match(failed.stdout, /^failed: /);
+
+      const listed = await run(['list', '--json', '--limit', '2', ...args]);
+      assert.equal(listed.code, 0, listed.stderr);
+      assert.equal((JSON.parse(listed.stdout) as { data: unknown[] }).data.length, 2);
+    });
+
+    test('tail prints a line for each status change until Ctrl-C', async () => {
+      const { args } = await project();
+      const tail = suite.spawn(['tail', '--interval', '100', '--json', ...args], {});
+      const id = (await run(['submit', '--model', 'svc-mock', 'followed', ...args])).stdout;
+      const statuses = () =>
+        tail.lines.filter(Boolean).map((l) => JSON.parse(l) as { cargo_id: string; status: string });
+      await waitFor(
+        'the completed line',
+        () => statuses(),
+        (seen) => seen.some((l) => l.cargo_id === id && l.status === 'completed'),
+        { timeoutMs: 20_000 },
+      );
+      const mine = statuses()
+        .filter((l) => l.cargo_id === id)
+        .map((l) => l.status);
+      assert.equal(new Set(mine).size, mine.length, `a status printed twice: ${mine}`);
+      tail.child.kill('SIGINT');
+      assert.equal((await tail.exited).code, 0);
+    });
+
+    test('cancel, and the exit codes: 1 refused, 2 usage, 3 unreachable', async () => {
+      const { args } = await project();
+      const done = await run(['submit', '--model', 'svc-mock', '--wait', 'quick', ...args]);
+      assert.equal(done.code, 0, done.stderr);
+      const id = done.stderr.trim();
+      const refused = await run(['cancel', id, '--json', ...args]);
+      assert.equal(refused.code, 1);
+      assert.match(JSON.parse(refused.stdout).error, /cannot|completed/);
+
+      const usage = await run(['submit', 'no model given', '--json', ...args]);
+      assert.equal(usage.code, 2);
+      assert.match(JSON.parse(usage.stdout).error, /--model is required/);
+
+      const closed = `http://127.0.0.1:${await freePort()}`;
+      const unreachable = await run(['list', '--url', closed, '--key', 'barge_sk_x']);
+      assert.equal(unreachable.code, 3);
+      assert.match(unreachable.stderr, /did not answer/);
+    });
+  });
+}
