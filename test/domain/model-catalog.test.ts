@@ -9,6 +9,7 @@ import {
   parseModelCatalog,
   pricesForCargo,
 } from '../../src/domain/model-catalog.js';
+import { SONNET_PRICES } from '../helpers/prices.js';
 
 const sonnet = {
   id: 'claude-sonnet-4-5',
@@ -17,18 +18,7 @@ const sonnet = {
     { provider: 'bedrock', model: 'us.anthropic.claude-sonnet-4-5-20250929-v1:0' },
   ],
   max_output_tokens: 64000,
-  prices_usd_per_mtok: {
-    input: 3,
-    output: 15,
-    batch_input: 1.5,
-    batch_output: 7.5,
-    cache_write: 3.75,
-    cache_write_1h: 6,
-    cache_read: 0.3,
-    batch_cache_write: 1.875,
-    batch_cache_write_1h: 3,
-    batch_cache_read: 0.15,
-  },
+  prices_usd_per_mtok: SONNET_PRICES,
 };
 const text = (models: unknown[]) => JSON.stringify({ models });
 

@@ -14,20 +14,10 @@ import {
   usageOfMessage,
   usageRange,
 } from '../../src/domain/usage.js';
+import { SONNET_PRICES } from '../helpers/prices.js';
 
 /** Sonnet's prices as the shipped catalog gives them (docs/models.md): cache writes 1.25x and 2x, reads 0.1x. */
-const SONNET = {
-  input: 3,
-  output: 15,
-  batch_input: 1.5,
-  batch_output: 7.5,
-  cache_write: 3.75,
-  cache_write_1h: 6,
-  cache_read: 0.3,
-  batch_cache_write: 1.875,
-  batch_cache_write_1h: 3,
-  batch_cache_read: 0.15,
-};
+const SONNET = SONNET_PRICES;
 const tokens = (t: Partial<Tokens>): Tokens => ({ ...NO_TOKENS, ...t });
 
 describe('usageOfMessage', () => {

@@ -14,6 +14,7 @@ import { MOCK_PRICES } from '../../src/domain/model-catalog.js';
 import { createProjectWithKey, startTestApp, storedCargo, type TestApp } from '../helpers/app.js';
 import { assertErrorList, assertInvalidField } from '../helpers/assertions.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
+import { SONNET_PRICES } from '../helpers/prices.js';
 
 const ENV = {
   anthropic: { ANTHROPIC_API_KEY: 'sk-ant-test-0000000000', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' },
@@ -162,18 +163,7 @@ for (const backend of await backends()) {
           provider_model: 'claude-sonnet-4-5-20250929',
           max_output_tokens: 64000,
           // The shipped cache prices: writes 1.25x and 2x the input price, reads 0.1x; batch half.
-          prices_usd_per_mtok: {
-            input: 3,
-            output: 15,
-            batch_input: 1.5,
-            batch_output: 7.5,
-            cache_write: 3.75,
-            cache_write_1h: 6,
-            cache_read: 0.3,
-            batch_cache_write: 1.875,
-            batch_cache_write_1h: 3,
-            batch_cache_read: 0.15,
-          },
+          prices_usd_per_mtok: SONNET_PRICES,
         },
       );
     });

@@ -16,22 +16,12 @@ import { createProjectWithKey, fetchResult, loadCargo, mockBody } from '../helpe
 import { backends } from '../helpers/backends.js';
 import { harness, serveHarness } from '../helpers/harness.js';
 import { type OpenAIEmulator, startOpenAIEmulator } from '../helpers/openai-emulator.js';
+import { SONNET_PRICES } from '../helpers/prices.js';
 import { loadOverHttp } from '../helpers/serve.js';
 import { waitFor } from '../helpers/wait.js';
 
 const DAY = 86_400_000;
-const SONNET = {
-  input: 3,
-  output: 15,
-  batch_input: 1.5,
-  batch_output: 7.5,
-  cache_write: 3.75,
-  cache_write_1h: 6,
-  cache_read: 0.3,
-  batch_cache_write: 1.875,
-  batch_cache_write_1h: 3,
-  batch_cache_read: 0.15,
-};
+const SONNET = SONNET_PRICES;
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 interface Tokens {

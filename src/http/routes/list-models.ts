@@ -1,6 +1,6 @@
 /** GET /models: the models this deployment serves (the catalog's routable ones, and svc-mock), with where each goes. */
 import { Type } from 'typebox';
-import { billedPrices, PROVIDER_NAMES } from '../../domain/model-catalog.js';
+import { billedPrices, MOCK_PRICES, PROVIDER_NAMES } from '../../domain/model-catalog.js';
 import { type RoutingTable, routableModels } from '../../domain/model-routing.js';
 import type { CargoScope } from '../cargo-routes.js';
 import { apiKeySecurity, authErrorResponses } from '../schemas.js';
@@ -49,18 +49,7 @@ export const ModelsResponse = Type.Object(
             provider: 'mock',
             provider_model: 'svc-mock',
             max_output_tokens: null,
-            prices_usd_per_mtok: {
-              input: 0,
-              output: 0,
-              batch_input: 0,
-              batch_output: 0,
-              cache_write: 0,
-              cache_write_1h: 0,
-              cache_read: 0,
-              batch_cache_write: 0,
-              batch_cache_write_1h: 0,
-              batch_cache_read: 0,
-            },
+            prices_usd_per_mtok: MOCK_PRICES,
           },
           {
             id: 'claude-sonnet-4-5',
