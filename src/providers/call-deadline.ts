@@ -9,22 +9,25 @@
 import type { BatchRequest, JobRef, Provider } from './provider.js';
 import { ProviderError } from './provider.js';
 
-/** The deadline of one call: aborted (its signal, and `expired`) when not touched for `ms`. */
+/**
+ * The deadline of one call: aborted (its signal, and the call's race) when not touched for `ms`.
+ * Touching only notes the time: one timer a call, re-armed when it fires early, instead of a timer
+ * per request or result of a 100,000-line file.
+ */
 class CallDeadline {
   private readonly controller = new AbortController();
   private timer: NodeJS.Timeout | undefined;
-  private expire!: (err: ProviderError) => void;
-  /** Rejects when the deadline passes; never resolves. */
-  readonly expired = new Promise<never>((_, reject) => {
-    this.expire = reject;
-  });
+  private lastProgress = performance.now();
+  private paused = false;
+  /** The race in progress: rejected when the deadline passes. */
+  private expire: ((err: ProviderError) => void) | null = null;
+  private error: ProviderError | null = null;
 
   constructor(
     private readonly ms: number,
     private readonly what: string,
   ) {
-    this.expired.catch(() => {});
-    this.touch();
+    this.arm(ms);
   }
 
   get signal(): AbortSignal {
@@ -33,24 +36,53 @@ class CallDeadline {
 
   /** The call made progress: the deadline starts again. */
   touch(): void {
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      const err = new ProviderError('retryable', `${this.what}: no progress within ${this.ms} ms (the call deadline)`);
-      this.controller.abort(err);
-      this.expire(err);
-    }, this.ms);
+    this.lastProgress = performance.now();
+    this.paused = false;
   }
 
   /** `call`'s outcome, or the deadline's error if it passes first (the call is aborted then). */
-  async race<T>(call: Promise<T>): Promise<T> {
-    // An aborted call rejects after the race is decided: that rejection is expected.
-    call.catch(() => {});
-    return Promise.race([call, this.expired]);
+  race<T>(call: Promise<T>): Promise<T> {
+    if (this.error) {
+      call.catch(() => {});
+      return Promise.reject(this.error);
+    }
+    return new Promise<T>((resolve, reject) => {
+      this.expire = reject;
+      call.then(
+        (value) => {
+          this.expire = null;
+          resolve(value);
+        },
+        (err: unknown) => {
+          this.expire = null;
+          reject(err);
+        },
+      );
+    });
   }
 
-  /** Stops the clock (the call ended, or waits on its consumer, not on the provider). */
+  /** The clock stops while barge, not the provider, holds the call (a consumer storing a result). */
+  pause(): void {
+    this.paused = true;
+  }
+
   end(): void {
     clearTimeout(this.timer);
+  }
+
+  private arm(delay: number): void {
+    this.timer = setTimeout(() => this.check(), delay);
+  }
+
+  private check(): void {
+    const idle = performance.now() - this.lastProgress;
+    if (this.paused || idle < this.ms) {
+      this.arm(this.paused ? this.ms : this.ms - idle);
+      return;
+    }
+    this.error = new ProviderError('retryable', `${this.what}: no progress within ${this.ms} ms (the call deadline)`);
+    this.controller.abort(this.error);
+    this.expire?.(this.error);
   }
 }
 
@@ -98,7 +130,7 @@ async function* boundedResults(provider: Provider, job: JobRef, deadlineMs: numb
       const next = await deadline.race(iterator.next());
       if (next.done) return;
       // The time the consumer takes with an item (storing results) is not the provider's.
-      deadline.end();
+      deadline.pause();
       yield next.value;
       deadline.touch();
     }
