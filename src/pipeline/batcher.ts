@@ -10,6 +10,8 @@ export interface BatcherPass {
   formed: number;
   /** When the next partial group becomes due by time, if any. */
   nextDueAt: number | null;
+  /** A provider had no room for a due group: the pass is worth running again when a batch step ends. */
+  heldBack: boolean;
 }
 
 /**
@@ -27,6 +29,7 @@ export async function formDueBatches(ctx: PipelineContext): Promise<BatcherPass>
   const now = ctx.clock.now();
   let nextDueAt: number | null = null;
   let formed = 0;
+  let heldBack = false;
   const room = new Map<string, boolean>();
   for (const group of await pendingGroups(ctx.database)) {
     const provider = ctx.providers.get(group.provider);
@@ -35,8 +38,10 @@ export async function formDueBatches(ctx: PipelineContext): Promise<BatcherPass>
       continue;
     }
     if (!room.has(provider.name)) room.set(provider.name, await hasRoom(ctx, provider));
-    // A step's end (a job accepted or ended, a retry done) wakes the batcher again.
-    if (!room.get(provider.name)) continue;
+    if (!room.get(provider.name)) {
+      heldBack = true;
+      continue;
+    }
     const maxWait = ctx.settings.batchMaxWaitMs ?? provider.limits.defaultMaxWaitMs;
     const dueAt = group.oldestAt + maxWait;
     const batch = await formBatch(ctx.database, {
@@ -62,7 +67,7 @@ export async function formDueBatches(ctx: PipelineContext): Promise<BatcherPass>
     }
   }
   // More may be due at once: the group may hold another full batch.
-  return { formed, nextDueAt: formed > 0 ? now : nextDueAt };
+  return { formed, nextDueAt: formed > 0 ? now : nextDueAt, heldBack };
 }
 
 /**

@@ -32,8 +32,7 @@ class LeaseLost extends Error {}
  * guarded by the batch having no job, not by the lease); if another worker recorded a different
  * job first, this one is canceled, so no second job runs unwatched.
  */
-export async function submitBatch(ctx: PipelineContext, claimed: BatchRow): Promise<void> {
-  let batch = claimed;
+export async function submitBatch(ctx: PipelineContext, batch: BatchRow): Promise<void> {
   const provider = ctx.providers.get(batch.provider);
   if (!provider) {
     await retryLater(ctx, batch, `provider '${batch.provider}' is not configured`, ctx.clock.now() + 60_000);
@@ -46,9 +45,7 @@ export async function submitBatch(ctx: PipelineContext, claimed: BatchRow): Prom
     if (batch.submit_started_at !== null && (await adoptLostJob(ctx, provider, batch))) return;
     if (await waitsForJobSlot(ctx, provider, batch)) return;
     if (batch.attempts > 0 && batch.submit_started_at === null && batch.provider_state === null) {
-      const refilled = await refill(ctx, provider, batch);
-      if (!refilled) return;
-      batch = refilled;
+      if (!(await refill(ctx, provider, batch))) return;
     }
     const size = await recordSubmitIntent(ctx.database, {
       batchId: batch.id,
@@ -89,11 +86,11 @@ export async function submitBatch(ctx: PipelineContext, claimed: BatchRow): Prom
  * contents again before it tries once more, round robin with the cargo other projects sent
  * meanwhile: so a later project's cargo rides in the next job the provider accepts, not behind the
  * waiting batch. Only done when no job can hold the batch's requests (no create's answer lost,
- * nothing uploaded yet). The refilled batch, or null when the lease was lost.
+ * nothing uploaded yet). Its new size is read when the submission's intent is recorded. False when
+ * the lease was lost.
  */
-async function refill(ctx: PipelineContext, provider: Provider, batch: BatchRow): Promise<BatchRow | null> {
-  const now = ctx.clock.now();
-  const refilled = await refillBatch(
+function refill(ctx: PipelineContext, provider: Provider, batch: BatchRow): Promise<boolean> {
+  return refillBatch(
     ctx.database,
     { batchId: batch.id, workerId: ctx.workerId },
     {
@@ -101,16 +98,9 @@ async function refill(ctx: PipelineContext, provider: Provider, batch: BatchRow)
       providerModel: batch.provider_model,
       maxRequests: Math.min(provider.limits.maxRequests, ctx.settings.batchMaxSize),
       maxBytes: provider.limits.maxBytes,
-      now,
+      now: ctx.clock.now(),
     },
   );
-  if (!refilled) return null;
-  return {
-    ...batch,
-    cargo_count: refilled.cargoCount,
-    request_count: refilled.requestCount,
-    request_bytes: refilled.requestBytes,
-  };
 }
 
 /**

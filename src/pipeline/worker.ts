@@ -33,6 +33,8 @@ export class PipelineWorker {
   private readonly batches: Loop;
   private readonly purger: Loop;
   private readonly steps: BatchSteps;
+  /** The last batcher pass left a group for lack of room at its provider. */
+  private heldBack = false;
 
   constructor(
     private readonly ctx: PipelineContext,
@@ -45,8 +47,8 @@ export class PipelineWorker {
         // of a running job does not, and must not cost a NOTIFY to every delivery worker.
         if (storedResults) options.onResultsStored();
         this.batches.wake();
-        // A provider may have room again for a batch the batcher held back.
-        this.batcher.wake();
+        // A job accepted or ended, or a retry done, may give a provider room for what it held back.
+        if (this.heldBack) this.batcher.wake();
       },
     });
     this.batcher = new Loop('batcher', () => this.formBatches(), loop);
@@ -88,6 +90,7 @@ export class PipelineWorker {
 
   private async formBatches(): Promise<StepOutcome> {
     const pass = await formDueBatches(this.ctx);
+    this.heldBack = pass.heldBack;
     if (pass.formed > 0) this.batches.wake();
     return { didWork: false, nextAt: pass.nextDueAt };
   }

@@ -26,8 +26,9 @@ export interface FormedBatch {
 /**
  * Moves pending cargo of one group into a new batch, taken round robin across projects (each
  * project's oldest first), in one transaction: no cargo can end up in two batches. On PostgreSQL
- * the candidate rows are locked with SKIP LOCKED, so several workers form disjoint batches at once; SQLite has a single writer, and its transaction holds the
- * write lock from the start (BEGIN IMMEDIATE), so the rows read are the rows moved.
+ * the candidate rows are locked with SKIP LOCKED, so several workers form disjoint batches at
+ * once; SQLite has a single writer, and its transaction holds the write lock from the start
+ * (BEGIN IMMEDIATE), so the rows read are the rows moved.
  */
 export async function formBatch(database: Database, input: FormBatchInput): Promise<FormedBatch | null> {
   return database.write.transaction().execute(async (tx) => {
@@ -63,18 +64,11 @@ export async function formBatch(database: Database, input: FormBatchInput): Prom
   });
 }
 
-/** What a refilled batch holds now. */
-export interface RefilledBatch {
-  cargoCount: number;
-  requestCount: number;
-  requestBytes: number;
-}
-
 /**
  * Takes a leased batch's contents again, in one transaction: its cargo go back to pending and the
  * batch takes the group's pending cargo round robin across projects, as forming does, so cargo of
  * another project that arrived while it waited for its provider ride in it. Only for a batch no
- * job can hold (no create whose answer was lost, nothing uploaded): the caller checks. Null when
+ * job can hold (no create whose answer was lost, nothing uploaded): the caller checks. False when
  * the lease was lost (nothing changed). Each project's oldest come first, so a batch that takes
  * nothing new keeps what it had.
  */
@@ -82,7 +76,7 @@ export async function refillBatch(
   database: Database,
   lease: BatchLease,
   input: Omit<FormBatchInput, 'batchId' | 'onlyIfFull'>,
-): Promise<RefilledBatch | null> {
+): Promise<boolean> {
   return database.write
     .transaction()
     .execute(async (tx) => {
@@ -95,26 +89,21 @@ export async function refillBatch(
         .execute();
       const group = { ...input, batchId: lease.batchId, onlyIfFull: false };
       const chosen = chooseCargo(await selectCandidates(tx, database.dialect, group), group);
-      const refilled = {
-        cargoCount: chosen?.ids.length ?? 0,
-        requestCount: chosen?.requests ?? 0,
-        requestBytes: chosen?.bytes ?? 0,
-      };
       if (chosen) await moveIntoBatch(tx, chosen.ids, group);
       await tx
         .updateTable('batches')
         .set({
-          cargo_count: refilled.cargoCount,
-          request_count: refilled.requestCount,
-          request_bytes: refilled.requestBytes,
+          cargo_count: chosen?.ids.length ?? 0,
+          request_count: chosen?.requests ?? 0,
+          request_bytes: chosen?.bytes ?? 0,
           updated_at: input.now,
         })
         .where('id', '=', lease.batchId)
         .execute();
-      return refilled;
+      return true;
     })
     .catch((err: unknown) => {
-      if (err instanceof LeaseLostError) return null;
+      if (err instanceof LeaseLostError) return false;
       throw err;
     });
 }
