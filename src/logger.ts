@@ -20,6 +20,13 @@ export function createLogger(options: LoggerOptions): Logger {
   // exits, and the stream's colour follows the terminal (NO_COLOR and pipes turn it off).
   return pino(
     settings,
-    pretty({ destination: options.fd, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }),
+    pretty({
+      destination: options.fd,
+      sync: true,
+      translateTime: 'SYS:HH:MM:ss.l',
+      ignore: 'pid,hostname',
+      // One line an event: a request's two entries would otherwise take some twenty lines.
+      singleLine: true,
+    }),
   );
 }

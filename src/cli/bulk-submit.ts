@@ -5,13 +5,13 @@
  * crash or Ctrl-C, the command skips what the map holds, and a line whose answer was lost gets its
  * first cargo back instead of a second one.
  */
-import { closeSync, existsSync, openSync, readSync, statSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import type { Barge } from '../client/barge.js';
 import { BargeError } from '../client/errors.js';
 import type { LoadRequest } from '../client/types.js';
 import { digestOf, lineKey, mapPathOf, numberedLines, readCargoMap } from './cargo-map.js';
 import type { Output } from './output.js';
-import { startProgress } from './progress.js';
+import { type Progress, startProgress } from './progress.js';
 
 export interface Refusal {
   line: number;
@@ -41,8 +41,10 @@ export async function submitFile(
   const map = mapPathOf(file);
   const done = await readCargoMap(map);
   const fd = openForAppend(map);
-  const summary: BulkSummary = { file, map, lines, submitted: 0, skipped: 0, refused: [], interrupted: false };
-  const progress = startProgress(options.out, 'submit', lines);
+  // Lines the map holds are done before this run starts: the bar's rate and ETA count this run's.
+  const summary: BulkSummary = { file, map, lines, submitted: 0, skipped: done.size, refused: [], interrupted: false };
+  const progress = startProgress(options.out, 'submit', lines, done.size);
+  let settled = done.size;
   let fatal: unknown = null;
   const source = numberedLines(file)[Symbol.asyncIterator]();
   // One reader of the file shared by every sender: `next()` calls are queued by the generator.
@@ -52,16 +54,17 @@ export async function submitFile(
       const next = await source.next();
       if (next.done) return;
       const { line, text } = next.value;
-      if (done.has(line) || text.trim() === '') {
-        summary.skipped += done.has(line) ? 1 : 0;
-        progress.update(summary.submitted + summary.skipped + summary.refused.length);
+      if (done.has(line)) continue;
+      if (text.trim() === '') {
+        progress.update(++settled);
         continue;
       }
       let body: LoadRequest;
       try {
         body = JSON.parse(text) as LoadRequest;
       } catch {
-        refuse(summary, { line, status: 0, detail: 'not a JSON object' }, options.out);
+        refuse(summary, { line, status: 0, detail: 'not a JSON object' }, progress);
+        progress.update(++settled);
         continue;
       }
       try {
@@ -70,13 +73,13 @@ export async function submitFile(
         summary.submitted++;
       } catch (err) {
         if (err instanceof BargeError && err.status >= 400 && err.status < 500 && err.status !== 429) {
-          refuse(summary, { line, status: err.status, detail: err.detail }, options.out);
+          refuse(summary, { line, status: err.status, detail: err.detail }, progress);
         } else {
           fatal = err;
           return;
         }
       }
-      progress.update(summary.submitted + summary.skipped + summary.refused.length);
+      progress.update(++settled);
     }
   };
   try {
@@ -90,20 +93,19 @@ export async function submitFile(
   return summary;
 }
 
-function refuse(summary: BulkSummary, refusal: Refusal, out: Output): void {
+function refuse(summary: BulkSummary, refusal: Refusal, progress: Progress): void {
   summary.refused.push(refusal);
-  if (!out.json) {
-    const detail = typeof refusal.detail === 'string' ? refusal.detail : JSON.stringify(refusal.detail);
-    process.stderr.write(`line ${refusal.line}: ${detail}\n`);
-  }
+  const detail = typeof refusal.detail === 'string' ? refusal.detail : JSON.stringify(refusal.detail);
+  progress.log(`line ${refusal.line}: ${detail}`);
 }
 
 /** The map opened for appending; a last line a crash cut short is ended first, so the next entry stands alone. */
 function openForAppend(path: string): number {
   const fd = openSync(path, 'a+');
-  if (existsSync(path) && statSync(path).size > 0) {
+  const { size } = fstatSync(fd);
+  if (size > 0) {
     const last = Buffer.alloc(1);
-    readSync(fd, last, 0, 1, statSync(path).size - 1);
+    readSync(fd, last, 0, 1, size - 1);
     if (last[0] !== 0x0a) writeSync(fd, '\n');
   }
   return fd;

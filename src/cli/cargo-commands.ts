@@ -8,6 +8,8 @@ import { parsePositive } from './submit.js';
 /** tail: how often it asks, and how many of the newest cargo it watches. */
 const TAIL_INTERVAL_MS = 2000;
 const TAIL_WINDOW = 1000;
+/** Lines shown when tail starts: the newest few, as `tail` shows, then every change. */
+const TAIL_START_LINES = 10;
 
 interface Common {
   url?: string;
@@ -79,13 +81,16 @@ export function registerCargoClientCommands(program: Command): void {
     runClient(tail, opts, async ({ barge, out }) => {
       const seen = new Map<string, string>();
       process.once('SIGINT', () => process.exit(0));
-      for (;;) {
+      for (let first = true; ; first = false) {
         const page = await barge.listPage({ status: opts.status, limit: TAIL_WINDOW });
         const current = new Map<string, string>();
-        // Oldest first, so the lines read in the order things happened.
-        for (const cargo of [...page.data].reverse()) {
+        // Oldest first, so the lines read in the order things happened; at the start, as `tail`
+        // does, only the newest few, not the whole window.
+        const oldestFirst = [...page.data].reverse();
+        const shownFrom = first ? Math.max(0, oldestFirst.length - TAIL_START_LINES) : 0;
+        for (const [i, cargo] of oldestFirst.entries()) {
           current.set(cargo.cargo_id, cargo.status);
-          if (seen.get(cargo.cargo_id) === cargo.status) continue;
+          if (i < shownFrom || seen.get(cargo.cargo_id) === cargo.status) continue;
           const line = { cargo_id: cargo.cargo_id, status: cargo.status, updated_at: cargo.updated_at };
           process.stdout.write(
             out.json ? `${JSON.stringify(line)}\n` : `${cargo.updated_at}  ${cargo.cargo_id}  ${cargo.status}\n`,

@@ -5,6 +5,8 @@ import type { Output } from './output.js';
 export interface Progress {
   /** `done` items of `total` so far. */
   update(done: number): void;
+  /** A line for the person (a refused item) that leaves the bar whole below it. */
+  log(text: string): void;
   stop(): void;
 }
 
@@ -12,7 +14,7 @@ export interface Progress {
 const PLAIN_EVERY_MS = 2000;
 
 export function startProgress(out: Output, label: string, total: number, start = 0): Progress {
-  if (out.json) return { update() {}, stop() {} };
+  if (out.json) return { update() {}, log() {}, stop() {} };
   if (process.stderr.isTTY) {
     const bar = new SingleBar(
       {
@@ -24,10 +26,18 @@ export function startProgress(out: Output, label: string, total: number, start =
       Presets.shades_classic,
     );
     const began = Date.now();
+    let current = start;
     bar.start(total, start, { rate: '0' });
+    const update = (done: number) => {
+      current = done;
+      bar.update(done, { rate: ((done - start) / Math.max(0.001, (Date.now() - began) / 1000)).toFixed(0) });
+    };
     return {
-      update(done) {
-        bar.update(done, { rate: ((done - start) / Math.max(0.001, (Date.now() - began) / 1000)).toFixed(0) });
+      update,
+      log(text) {
+        // Over the bar's line, then the bar again below it.
+        process.stderr.write(`\r\x1b[2K${text}\n`);
+        update(current);
       },
       stop: () => bar.stop(),
     };
@@ -47,6 +57,7 @@ export function startProgress(out: Output, label: string, total: number, start =
         line();
       }
     },
+    log: (text) => process.stderr.write(`${text}\n`),
     stop: line,
   };
 }
