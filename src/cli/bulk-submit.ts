@@ -72,7 +72,13 @@ export async function submitFile(
         writeSync(fd, `${JSON.stringify({ line, cargo_id: loaded.cargo_id })}\n`);
         summary.submitted++;
       } catch (err) {
-        if (err instanceof BargeError && err.status >= 400 && err.status < 500 && err.status !== 429) {
+        // A refusal of this line; a refused key (401, 403) or a rate limit concerns every line.
+        if (
+          err instanceof BargeError &&
+          err.status >= 400 &&
+          err.status < 500 &&
+          ![401, 403, 429].includes(err.status)
+        ) {
           refuse(summary, { line, status: err.status, detail: err.detail }, progress);
         } else {
           fatal = err;

@@ -29,6 +29,22 @@ export function withClientOptions(command: Command): Command {
     .option('--json', 'print one JSON object');
 }
 
+/** The service's address, refused as a usage error when it is not an http(s) URL (not retried as unreachable). */
+function checkedUrl(flag: string | undefined): string | undefined {
+  const url = flag ?? process.env.BARGE_BASE_URL;
+  if (url !== undefined && !/^https?:$/.test(URL.parse(url)?.protocol ?? '')) {
+    throw new UsageError(`${flag === undefined ? 'BARGE_BASE_URL' : '--url'} must be an http(s) URL, got '${url}'`);
+  }
+  return url;
+}
+
+/** The project's key: without one every request would be refused, so the command is refused first. */
+function checkedKey(flag: string | undefined): string {
+  const key = flag ?? process.env.BARGE_API_KEY;
+  if (!key) throw new UsageError('no API key: give --key or set BARGE_API_KEY');
+  return key;
+}
+
 /** Runs a user command; its failure sets the exit code it stands for. A body may set exitCode itself. */
 export async function runClient(
   command: Command,
@@ -37,7 +53,7 @@ export async function runClient(
 ): Promise<void> {
   const out: Output = { json: opts.json === true };
   try {
-    await body({ barge: new Barge({ baseUrl: opts.url, apiKey: opts.key }), out });
+    await body({ barge: new Barge({ baseUrl: checkedUrl(opts.url), apiKey: checkedKey(opts.key) }), out });
   } catch (err) {
     if (err instanceof UsageError) {
       process.stderr.write(`barge: ${err.message}\n`);

@@ -226,6 +226,26 @@ for (const backend of await backends({ childProcesses: true })) {
       const unreachable = await run(['list', '--url', closed, '--key', 'barge_sk_x']);
       assert.equal(unreachable.code, 3);
       assert.match(unreachable.stderr, /did not answer/);
+
+      // A key or an address that cannot work is the command line's fault, said at once.
+      const url = args[args.indexOf('--url') + 1] as string;
+      const noKey = await run(['list', '--url', url, '--json']);
+      assert.equal(noKey.code, 2);
+      assert.match(JSON.parse(noKey.stdout).error, /no API key/);
+      const badUrl = await run(['list', '--url', url.replace('http://', ''), '--key', 'barge_sk_x', '--json']);
+      assert.equal(badUrl.code, 2);
+      assert.match(JSON.parse(badUrl.stdout).error, /--url must be an http\(s\) URL/);
+    });
+
+    test('a bulk submit with a refused key stops at the first answer instead of refusing every line', async () => {
+      const { args } = await project();
+      const file = join(dir, 'wrong-key.jsonl');
+      writeFileSync(file, `${Array.from({ length: 200 }, (_, i) => requestLine(i + 1)).join('\n')}\n`);
+      const url = args[args.indexOf('--url') + 1] as string;
+      const refused = await run(['submit', '--file', file, '--url', url, '--key', `barge_sk_${'x'.repeat(40)}`]);
+      assert.equal(refused.code, 1);
+      assert.doesNotMatch(refused.stderr, /^line \d+:/m, 'no line is reported as refused');
+      assert.match(refused.stderr, /401/);
     });
   });
 }
