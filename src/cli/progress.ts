@@ -1,5 +1,5 @@
 /** Progress of a long command: a bar with rate and ETA on a terminal, a plain line now and then otherwise, nothing under --json. */
-import { Presets, SingleBar } from 'cli-progress';
+import { MultiBar, Presets } from 'cli-progress';
 import type { Output } from './output.js';
 
 export interface Progress {
@@ -16,7 +16,8 @@ const PLAIN_EVERY_MS = 2000;
 export function startProgress(out: Output, label: string, total: number, start = 0): Progress {
   if (out.json) return { update() {}, log() {}, stop() {} };
   if (process.stderr.isTTY) {
-    const bar = new SingleBar(
+    // A MultiBar of one bar: its log() prints a line above the bar, which it redraws below.
+    const bars = new MultiBar(
       {
         format: `${label} [{bar}] {percentage}% | {value}/{total} | {rate}/s | ETA {eta_formatted}`,
         stream: process.stderr,
@@ -26,20 +27,13 @@ export function startProgress(out: Output, label: string, total: number, start =
       Presets.shades_classic,
     );
     const began = Date.now();
-    let current = start;
-    bar.start(total, start, { rate: '0' });
-    const update = (done: number) => {
-      current = done;
-      bar.update(done, { rate: ((done - start) / Math.max(0.001, (Date.now() - began) / 1000)).toFixed(0) });
-    };
+    const bar = bars.create(total, start, { rate: '0' });
     return {
-      update,
-      log(text) {
-        // Over the bar's line, then the bar again below it.
-        process.stderr.write(`\r\x1b[2K${text}\n`);
-        update(current);
+      update(done) {
+        bar.update(done, { rate: ((done - start) / Math.max(0.001, (Date.now() - began) / 1000)).toFixed(0) });
       },
-      stop: () => bar.stop(),
+      log: (text) => bars.log(`${text}\n`),
+      stop: () => bars.stop(),
     };
   }
   let last = 0;
