@@ -108,6 +108,9 @@ export function canMove(from: CargoStatus, to: CargoStatus): boolean {
   );
 }
 
+/** The mailbox's `error_message` for a canceled cargo (decisions.md, "Client operations"). */
+export const CARGO_CANCELED_ERROR = 'canceled';
+
 const DESCRIPTIONS: Record<CargoStatus, string> = {
   pending: 'Waiting to be assigned to a batch',
   batched: 'Assigned to a batch, waiting for submission',

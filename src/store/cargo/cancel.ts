@@ -1,9 +1,6 @@
 /** Canceling a cargo before any of it reaches a provider: its status, its batch's counts and its result, in one transaction. */
-import { type CargoStatus, movableFrom } from '../../domain/lifecycle.js';
+import { CARGO_CANCELED_ERROR, type CargoStatus, movableFrom } from '../../domain/lifecycle.js';
 import type { Database } from '../database.js';
-
-/** The mailbox's answer for a canceled cargo (decisions.md, "Client operations"). */
-export const CANCELED_ERROR = 'canceled';
 
 export type CancelOutcome =
   | { kind: 'canceled' }
@@ -61,7 +58,7 @@ async function cancelInOneTransaction(
       .$if(cargo.batch_id !== null, (qb) => qb.where('batch_id', '=', cargo.batch_id as string))
       .executeTakeFirst();
     if (Number(moved.numUpdatedRows) === 0) {
-      if (cargo.status === 'pending' || cargo.status === 'batched') throw new CancelRaced();
+      if (movableFrom('cancel').includes(cargo.status)) throw new CancelRaced();
       return { kind: 'too_late', status: cargo.status };
     }
     await tx
@@ -70,7 +67,7 @@ async function cancelInOneTransaction(
         cargo_id: cargo.id,
         success: 0,
         response: null,
-        error_message: CANCELED_ERROR,
+        error_message: CARGO_CANCELED_ERROR,
         created_at: input.now,
         expires_at: input.now + cargo.result_ttl_seconds * 1000,
         purged_at: null,
