@@ -64,7 +64,9 @@ export function checkRequestSurface(input: {
     const own = walk(record.modelInput, `/records/${i}/modelInput`, problems, parts);
     judge([record.modelInput, input.params], [own, shared], input.defaultMaxTokens, problems);
   }
-  return { problems, parts };
+  // A rule broken by a shared setting is broken for every record alike: it is said once.
+  const once = new Map(problems.map((p) => [`${p.path}\u0000${p.message}`, p]));
+  return { problems: [...once.values()], parts };
 }
 
 /**

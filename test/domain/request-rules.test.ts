@@ -44,3 +44,18 @@ test('records over shared tools: each record checked against the shared tools, a
     ['/records/9999/modelInput/tool_choice/name'],
   );
 });
+
+test('a rule broken by a shared setting is reported once, not once per record', () => {
+  const records = Array.from({ length: 3 }, () => ({
+    modelInput: { messages: [{ role: 'user' as const, content: 'x' }] },
+  }));
+  const { problems } = checkRequestSurface({
+    params: { tool_choice: { type: 'any' } },
+    records,
+    defaultMaxTokens: 1024,
+  });
+  assert.deepEqual(
+    problems.map((p) => p.path),
+    ['/params/tool_choice'],
+  );
+});
