@@ -1,7 +1,18 @@
 /** A project's cargo, newest first, a page at a time: GET /cargo. */
+
+import { sql } from 'kysely';
 import { firstIdAt } from '../../domain/ids.js';
 import type { CargoStatus } from '../../domain/lifecycle.js';
 import type { Database } from '../database.js';
+
+/**
+ * The statuses with an index of their own (migration 017's cargo_by_project_rare_status): a list
+ * of them reads only their rows, at any depth. Other statuses are common where they are (the newest
+ * cargo, or most of them) and are found along cargo_by_project. Spelled as literals in the query:
+ * SQLite uses a partial index only for a condition it can see is the index's own.
+ */
+const RARE_STATUSES: readonly CargoStatus[] = ['failed', 'callback_failed', 'canceled'];
+const RARE_STATUS_CONDITION = sql<boolean>`c.status in ('failed', 'callback_failed', 'canceled')`;
 
 export interface CargoFilter {
   status?: CargoStatus;
@@ -27,8 +38,8 @@ export interface ListedCargo {
 /**
  * One page of a project's cargo, newest first, by keyset on the id: cargo ids are monotonic ULIDs
  * (src/domain/ids.ts), so "newest first" is id order and a page is one range of `cargo_by_project`
- * (or of `cargo_by_project_status` / `cargo_by_project_model` with a filter), `limit + 1` rows long
- * at any depth. Cargo created meanwhile sort above every page already read: a cursor stays valid.
+ * (the model is checked inside it; a rare status reads its own partial index), `limit + 1` rows
+ * long at any depth. Cargo created meanwhile sort above every page already read: a cursor stays valid.
  *
  * An id's time is its `created_at` or later, never earlier (the monotonic factory keeps the last
  * time when the clock steps back), so `created_after` also bounds the range from below; the time
@@ -54,7 +65,10 @@ export async function listCargo(
       'b.last_error as batch_error',
     ])
     .where('c.project_id', '=', projectId);
-  if (filter.status !== undefined) query = query.where('c.status', '=', filter.status);
+  if (filter.status !== undefined) {
+    query = query.where('c.status', '=', filter.status);
+    if (RARE_STATUSES.includes(filter.status)) query = query.where(RARE_STATUS_CONDITION);
+  }
   if (filter.model !== undefined) query = query.where('c.model', '=', filter.model);
   if (filter.after !== undefined) query = query.where('c.id', '<', filter.after);
   if (filter.createdBefore !== undefined) query = query.where('c.created_at', '<', filter.createdBefore);
