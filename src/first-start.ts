@@ -7,54 +7,57 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Config } from './config.js';
 import type { Clock } from './domain/clock.js';
+import type { Logger } from './ports.js';
 import { createApiKey } from './store/admin/api-keys.js';
 import { countProjects, createProject } from './store/admin/projects.js';
 import type { Database } from './store/database.js';
 
+/** Shows the first start's key and secret; the file they were written to, or null when shown on the terminal. */
+export type Announce = (text: string) => string | null;
+
+const toTerminal: Announce = (text) => {
+  process.stdout.write(text);
+  return null;
+};
+
 /**
  * Where the development key and secret of a first start go: to the terminal when one is watching,
  * and otherwise to a file only its owner may read (beside the SQLite file, or in ./data), never
- * into stdout or stderr that a log pipeline collects. A line says where they went.
+ * into stdout or stderr that a log pipeline collects. The log says where they went.
  */
-export function firstStartKeyAnnouncer(config: Config, options: { terminal: boolean }): (text: string) => void {
-  if (options.terminal) return (text) => process.stdout.write(text);
+export function firstStartKeyAnnouncer(config: Config, options: { terminal: boolean }): Announce {
+  if (options.terminal) return toTerminal;
   return (text) => {
     const sqlite = config.databaseUrl.startsWith('sqlite:') ? config.databaseUrl.slice('sqlite:'.length) : null;
     const dir = sqlite && sqlite !== ':memory:' ? dirname(sqlite) : './data';
     const path = join(dir, 'first-start-key.txt');
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     writeFileSync(path, text, { mode: 0o600 });
-    process.stderr.write(
-      `barge: first start: created project 'default'; its API key and webhook signing secret are in ${path} (readable by you only)\n`,
-    );
+    return path;
   };
 }
 
 /**
- * What a production start with no project prints (on stderr: it holds no secret, and under
- * `serve --json` stdout is the start-up object's): nothing can call the API until an operator
- * makes a project and a key, and these are the commands.
+ * A production start with no project says, in the log (it holds no secret, and under `serve
+ * --json` it is a JSON line like every other), that nothing can call the API until an operator
+ * makes a project and a key, and the commands that do. Each prints its secret once.
  */
-const NO_PROJECT_HINT = [
-  'barge: no project yet (BARGE_ENV=production), so no API key works. Create one, and a key for it:',
-  '',
-  '    npx barge project create <slug>',
-  '    npx barge key create <slug> --name <name>',
-  '',
-  'Each prints its secret once (the webhook signing secret, the API key).',
-  '',
-].join('\n');
+const NO_PROJECT_COMMANDS = ['npx barge project create <slug>', 'npx barge key create <slug> --name <name>'];
 
 /** Runs once the database is migrated; does nothing when a project exists. */
 export async function firstStart(
   database: Database,
   config: Config,
   clock: Clock,
-  announce: (text: string) => void = (text) => process.stdout.write(text),
+  log: Logger,
+  announce: Announce = toTerminal,
 ): Promise<void> {
   if ((await countProjects(database)) > 0) return;
   if (config.env === 'production') {
-    process.stderr.write(NO_PROJECT_HINT);
+    log.warn(
+      { commands: NO_PROJECT_COMMANDS },
+      'no project yet (BARGE_ENV=production), so no API key works: create one, and a key for it',
+    );
     return;
   }
   const now = clock.now();
@@ -67,7 +70,7 @@ export async function firstStart(
     expiresAt: null,
     now,
   });
-  announce(
+  const path = announce(
     [
       '',
       'barge: first start on an empty database (BARGE_ENV=development).',
@@ -81,4 +84,10 @@ export async function firstStart(
       '',
     ].join('\n'),
   );
+  if (path !== null) {
+    log.warn(
+      { path },
+      "first start: created project 'default'; its API key and webhook signing secret are in the file (readable by you only)",
+    );
+  }
 }

@@ -7,7 +7,7 @@ import { DeliveryWorker } from './delivery/worker.js';
 import { type Clock, systemClock } from './domain/clock.js';
 import { pricesForCargo } from './domain/model-catalog.js';
 import type { PriceLookup } from './domain/usage.js';
-import { firstStart } from './first-start.js';
+import { type Announce, firstStart } from './first-start.js';
 import { buildApp, buildProbeServer } from './http/app.js';
 import { createLogger } from './logger.js';
 import { smtpMailer } from './mail/mailer.js';
@@ -65,7 +65,7 @@ export interface ServiceDeps {
   /** The longest a worker loop sleeps without a wake-up. */
   idleMaxMs?: number;
   /** Where the first-start message with the development key and secret goes (firstStartKeyAnnouncer). */
-  announce?: (text: string) => void;
+  announce?: Announce;
   /** Log to stderr instead of stdout (`serve --json` keeps stdout for its one JSON object). */
   logToStderr?: boolean;
   /** Log for a person (pino-pretty) instead of JSON lines: `serve` on a terminal. */
@@ -117,7 +117,7 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
       const sealed = await sealPlaintextWebhookSecrets(database, config.secretKey);
       if (sealed > 0) logger.info({ projects: sealed }, 'sealed plaintext webhook signing secrets');
     }
-    await firstStart(database, config, clock, deps.announce);
+    await firstStart(database, config, clock, logger, deps.announce);
   };
   // A database that does not answer at start is waited for, as one that goes away later is: the
   // process listens, answers 503 until it is prepared (startup-gate.ts), and prepares it and

@@ -429,9 +429,13 @@ describe('barge serve, development first start', () => {
         assert.doesNotMatch(first.stdout(), secret);
         assert.doesNotMatch(first.stderr(), secret);
       }
-      assert.match(
-        first.stderr(),
-        new RegExp(`its API key and webhook signing secret are in ${keyFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`),
+      // The log (stdout, JSON without a terminal) says where they went.
+      await waitFor(
+        'the log line naming the file',
+        () => logLines(first.stdout()),
+        (lines) =>
+          lines.some((l) => /API key and webhook signing secret are in the file/.test(l.msg) && l.path === keyFile),
+        { timeoutMs: 5000 },
       );
       assert.equal(statSync(keyFile).mode & 0o777, 0o600);
       const key = readFileSync(keyFile, 'utf8').match(KEY)?.[0];
@@ -500,11 +504,17 @@ describe('barge serve, production start', () => {
 
   test('with no project it prints on stderr the commands that make one and a key; once one exists, nothing', async () => {
     const url = `sqlite:${join(dir, 'production.sqlite')}`;
-    const hint =
-      /no project yet[^\n]*\n\n {4}npx barge project create <slug>\n {4}npx barge key create <slug> --name <name>\n/;
+    const hint = (text: string) =>
+      logLines(text).some(
+        (l) =>
+          /^no project yet/.test(l.msg) &&
+          JSON.stringify(l.commands) ===
+            JSON.stringify(['npx barge project create <slug>', 'npx barge key create <slug> --name <name>']),
+      );
     const empty = await serve(url, ['--json'], { BARGE_ENV: 'production' });
     try {
-      await waitFor('the hint', empty.stderr, (text) => hint.test(text), { timeoutMs: 5000 });
+      // Under --json, stderr is the log: the hint is one JSON line of it, naming both commands.
+      await waitFor('the hint', empty.stderr, hint, { timeoutMs: 5000 });
     } finally {
       assert.equal(await stop(empty.child), 0, empty.stderr());
     }
@@ -519,6 +529,14 @@ describe('barge serve, production start', () => {
     assert.doesNotMatch(next.stderr(), /no project/);
   });
 });
+
+/** The JSON log lines of a process's output (other lines left out). */
+function logLines(text: string): { msg: string; [field: string]: unknown }[] {
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as { msg: string });
+}
 
 /** The signing secret stored for a project of a SQLite file. */
 async function storedWebhookSecret(databaseUrl: string, slug: string): Promise<string | null | undefined> {
