@@ -259,7 +259,11 @@ describe('the prompt-cache simulation in a batch', () => {
     messages: ask(question),
   });
 
-  /** Runs a svc-mock job of these requests, in this order, and answers by custom id. */
+  /** Of these custom ids, the one answered first (the answers map keeps the order they came in). */
+  const firstAnswered = (answers: Map<string, ModelMessage>, ids: string[]) =>
+    [...answers.keys()].find((id) => ids.includes(id)) as string;
+
+  /** Runs a svc-mock job of these requests, in this order, and answers by custom id (in answer order). */
   async function runBatch(inputs: object[]): Promise<Map<string, ModelMessage>> {
     const clock = new ManualClock(Date.UTC(2026, 10, 27));
     const provider = new MockProvider(clock, { latencyMs: 0 });
@@ -290,7 +294,7 @@ describe('the prompt-cache simulation in a batch', () => {
     return answers;
   }
 
-  test('the first request with a prefix writes it, the others read it; another prefix is written once too', async () => {
+  test('the first answer with a prefix writes it, the others read it; another prefix is written once too', async () => {
     const questions = ['first?', 'second?', 'third?', 'fourth?', 'fifth?', 'sixth?'];
     const inputs = [
       ...questions.map((q) => cachedRequest(q)),
@@ -300,8 +304,15 @@ describe('the prompt-cache simulation in a batch', () => {
     ];
     const answers = await runBatch(inputs);
     const usage = (i: number) => answers.get(`c${i}`)?.usage;
+    const shared = questions.map((_, i) => i);
+    const writer = Number(
+      firstAnswered(
+        answers,
+        shared.map((i) => `c${i}`),
+      ).slice(1),
+    );
     assert.deepEqual(
-      { ...usage(0), input_tokens: 0, output_tokens: 0 },
+      { ...usage(writer), input_tokens: 0, output_tokens: 0 },
       {
         input_tokens: 0,
         output_tokens: 0,
@@ -310,18 +321,19 @@ describe('the prompt-cache simulation in a batch', () => {
         cache_creation: { ephemeral_5m_input_tokens: SHARED_WORDS, ephemeral_1h_input_tokens: 0 },
       },
     );
-    for (let i = 1; i < questions.length; i++) {
+    for (const i of shared.filter((i) => i !== writer)) {
       assert.equal(usage(i)?.cache_creation_input_tokens, 0, `request ${i}`);
       assert.equal(usage(i)?.cache_read_input_tokens, SHARED_WORDS, `request ${i}`);
     }
+    const [otherWriter, otherReader] = firstAnswered(answers, ['c6', 'c7']) === 'c6' ? [6, 7] : [7, 6];
     assert.deepEqual(
-      [usage(6)?.cache_creation_input_tokens, usage(7)?.cache_read_input_tokens],
+      [usage(otherWriter)?.cache_creation_input_tokens, usage(otherReader)?.cache_read_input_tokens],
       [4, 4], // "A different instruction entirely."
     );
     assert.equal(usage(8)?.cache_creation_input_tokens, undefined);
     // input_tokens is what follows the prefix: the question's message, not the shared system prompt.
-    const alone = respond({ max_tokens: 200, messages: ask('first?') }).usage.input_tokens;
-    assert.equal(usage(0)?.input_tokens, alone);
+    const alone = respond({ max_tokens: 200, messages: ask(questions[writer] as string) }).usage.input_tokens;
+    assert.equal(usage(writer)?.input_tokens, alone);
   });
 
   test('the same batch read again gives the same answers (a collection re-run after a crash)', async () => {
@@ -353,12 +365,13 @@ describe('the prompt-cache simulation in a batch', () => {
     });
     const answers = await runBatch([request('one?'), request('two?')]);
     const prefix = toolWords + 5 + 3;
-    assert.deepEqual(answers.get('c0')?.usage.cache_creation, {
+    const [writer, reader] = firstAnswered(answers, ['c0', 'c1']) === 'c0' ? ['c0', 'c1'] : ['c1', 'c0'];
+    assert.deepEqual(answers.get(writer)?.usage.cache_creation, {
       ephemeral_5m_input_tokens: prefix - toolWords,
       ephemeral_1h_input_tokens: toolWords,
     });
-    assert.equal(answers.get('c0')?.usage.cache_creation_input_tokens, prefix);
-    assert.equal(answers.get('c1')?.usage.cache_read_input_tokens, prefix);
-    assert.equal(answers.get('c1')?.usage.cache_creation_input_tokens, 0);
+    assert.equal(answers.get(writer)?.usage.cache_creation_input_tokens, prefix);
+    assert.equal(answers.get(reader)?.usage.cache_read_input_tokens, prefix);
+    assert.equal(answers.get(reader)?.usage.cache_creation_input_tokens, 0);
   });
 });

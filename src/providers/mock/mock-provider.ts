@@ -74,26 +74,28 @@ export class MockProvider implements Provider {
   }
 
   /**
-   * Each request is answered in input order, so the first of the batch with a cached prefix is the
-   * one that writes it (the same one on every reading), and the answers come back shuffled.
+   * The requests are answered in a shuffled order (a window at a time), as they come back: the
+   * first answer with a cached prefix writes it, the others read it. The shuffle is seeded by the
+   * job, so every reading of a job answers alike. A window holds requests, not answers: an answer is
+   * made as it is handed over, and no window of them outlives the young generation.
    */
   async *results(job: JobRef): AsyncIterable<RequestResult> {
     const { endsAt } = stateOf(job);
     const canceledEarly = job.canceledAt !== null && job.canceledAt < endsAt;
     const cached: CachedPrefixes = new Set();
-    let window: RequestResult[] = [];
-    const shuffled = function* (results: RequestResult[]) {
-      for (const i of shuffledIndexes(results.length, `${job.jobId}${results[0]?.customId}`)) {
-        yield results[i] as RequestResult;
+    let window: BatchRequest[] = [];
+    const shuffled = function* (requests: BatchRequest[]) {
+      for (const i of shuffledIndexes(requests.length, `${job.jobId}${requests[0]?.customId}`)) {
+        yield requests[i] as BatchRequest;
       }
     };
     for await (const request of job.requests()) {
-      window.push(this.respond(job.model, request, canceledEarly, cached));
+      window.push(request);
       if (window.length < SHUFFLE_WINDOW) continue;
-      yield* shuffled(window);
+      for (const r of shuffled(window)) yield this.respond(job.model, r, canceledEarly, cached);
       window = [];
     }
-    yield* shuffled(window);
+    for (const r of shuffled(window)) yield this.respond(job.model, r, canceledEarly, cached);
   }
 
   private respond(model: string, request: BatchRequest, canceledEarly: boolean, cached: CachedPrefixes): RequestResult {
