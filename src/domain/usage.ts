@@ -81,49 +81,50 @@ export function costOf(
   prices: ModelPrices | null,
   tokens: Tokens,
 ): { costUsd: number | null; standardCostUsd: number | null } {
-  if (prices === null) return { costUsd: null, standardCostUsd: null };
-  return {
-    costUsd: perMillion(tokens, {
-      input: prices.batch_input,
-      output: prices.batch_output,
-      cacheWrite: prices.batch_cache_write,
-      cacheWrite1h: prices.batch_cache_write_1h,
-      cacheRead: prices.batch_cache_read,
-    }),
-    standardCostUsd: perMillion(tokens, {
-      input: prices.input,
-      output: prices.output,
-      cacheWrite: prices.cache_write,
-      cacheWrite1h: prices.cache_write_1h,
-      cacheRead: prices.cache_read,
-    }),
-  };
+  const { costUsd, standardCostUsd } = usageOf(prices, tokens);
+  return { costUsd, standardCostUsd };
 }
 
-/** A result's usage: its tokens and their cost. */
+/**
+ * The tokens with their cost. One object a result, nothing built on the way: it runs for every
+ * cargo a collection stores.
+ */
 export function usageOf(prices: ModelPrices | null, tokens: Tokens): Usage {
-  return { ...tokens, ...costOf(prices, tokens) };
-}
-
-interface TokenPrices {
-  input: number;
-  output: number;
-  cacheWrite: number;
-  cacheWrite1h: number;
-  cacheRead: number;
-}
-
-/** Every kind of token at its price per million; a write not known to be 1-hour is a 5-minute one. */
-function perMillion(tokens: Tokens, price: TokenPrices): number {
-  const fiveMinuteWrites = tokens.cacheCreationTokens - tokens.cacheCreation1hTokens;
-  return (
-    (tokens.inputTokens * price.input +
-      tokens.outputTokens * price.output +
-      fiveMinuteWrites * price.cacheWrite +
-      tokens.cacheCreation1hTokens * price.cacheWrite1h +
-      tokens.cacheReadTokens * price.cacheRead) /
-    1_000_000
-  );
+  const { inputTokens, outputTokens, cacheCreationTokens, cacheCreation1hTokens, cacheReadTokens } = tokens;
+  if (prices === null) {
+    return {
+      inputTokens,
+      outputTokens,
+      cacheCreationTokens,
+      cacheCreation1hTokens,
+      cacheReadTokens,
+      costUsd: null,
+      standardCostUsd: null,
+    };
+  }
+  // A write not known to be a 1-hour one is a 5-minute one.
+  const fiveMinuteWrites = cacheCreationTokens - cacheCreation1hTokens;
+  return {
+    inputTokens,
+    outputTokens,
+    cacheCreationTokens,
+    cacheCreation1hTokens,
+    cacheReadTokens,
+    costUsd:
+      (inputTokens * prices.batch_input +
+        outputTokens * prices.batch_output +
+        fiveMinuteWrites * prices.batch_cache_write +
+        cacheCreation1hTokens * prices.batch_cache_write_1h +
+        cacheReadTokens * prices.batch_cache_read) /
+      1_000_000,
+    standardCostUsd:
+      (inputTokens * prices.input +
+        outputTokens * prices.output +
+        fiveMinuteWrites * prices.cache_write +
+        cacheCreation1hTokens * prices.cache_write_1h +
+        cacheReadTokens * prices.cache_read) /
+      1_000_000,
+  };
 }
 
 /**
