@@ -23,41 +23,34 @@ export function registerUsageCommand(program: Command, run: CommandContext['run'
 }
 
 const usd = (value: number | null) => (value === null ? '-' : `$${value.toFixed(6)}`);
+/** Token counts with thousands separators: 98765432 is hard to read at a glance. */
+const count = (value: number) => value.toLocaleString('en-US');
 
 function usageText(slug: string, report: UsageReport): string {
   const { totals } = report;
   const counts = (r: Omit<UsageReport['totals'], 'savings_usd'>) => [
-    String(r.cargo),
-    String(r.requests),
-    String(r.input_tokens),
-    String(r.output_tokens),
-    String(r.cache_creation_input_tokens),
-    String(r.cache_read_input_tokens),
+    count(r.cargo),
+    count(r.requests),
+    count(r.input_tokens),
+    count(r.output_tokens),
+    count(r.cache_creation_input_tokens),
+    count(r.cache_read_input_tokens),
     usd(r.cost_usd),
     usd(r.standard_cost_usd),
   ];
   return [
     `Usage of ${slug}, ${report.from} to ${report.to} (UTC)`,
     '',
+    // Short headings: with the cache columns, the long ones made the table wider than a terminal.
     table(
-      [
-        'DATE',
-        'MODEL',
-        'CARGO',
-        'REQUESTS',
-        'INPUT TOKENS',
-        'OUTPUT TOKENS',
-        'CACHE WRITES',
-        'CACHE READS',
-        'COST',
-        'STANDARD COST',
-      ],
+      ['DATE', 'MODEL', 'CARGO', 'REQUESTS', 'IN', 'OUT', 'CACHE W', 'CACHE R', 'COST', 'STANDARD'],
       [
         ...report.data.map((r) => [r.date, r.model, ...counts(r)]),
         ...(report.data.length > 0 ? [['total', '', ...counts(totals)]] : []),
       ],
     ),
     '',
+    `IN, OUT: input and output tokens; CACHE W, CACHE R: tokens written to and read from the prompt cache.`,
     `Saved by batching: ${usd(totals.savings_usd)}`,
   ].join('\n');
 }

@@ -192,7 +192,8 @@ for (const backend of await backends({ childProcesses: true })) {
       ]);
       assert.deepEqual(oneJsonObject(ok(json)), api.body);
       // Then cache writes and reads (none for a plain svc-mock cargo), cost and standard cost.
-      const cells = `${row.date}\\s+svc-mock\\s+1\\s+1\\s+${row.input_tokens}\\s+${row.output_tokens}\\s+0\\s+0\\s+\\$0\\.000000\\s+\\$0\\.000000`;
+      const tokens = (n: number) => n.toLocaleString('en-US');
+      const cells = `${row.date}\\s+svc-mock\\s+1\\s+1\\s+${tokens(row.input_tokens)}\\s+${tokens(row.output_tokens)}\\s+0\\s+0\\s+\\$0\\.000000\\s+\\$0\\.000000`;
       assert.match(ok(text).stdout, new RegExp(`^${cells}$`, 'm'));
       assert.match(text.stdout, /^total\s+1\s+1\s/m);
       assert.deepEqual(oneJsonObject(ok(old)).data, []);
