@@ -1,9 +1,8 @@
 /** `barge wait`, `cancel`, `list` and `tail`: a project's cargo over HTTP through the typed client. */
 import { type Command, InvalidArgumentError } from 'commander';
 import type { CargoStatus, ListFilters, Tracking } from '../client/types.js';
-import { EXIT, runClient, withClientOptions } from './client-context.js';
+import { EXIT, missingCargo, parsePositive, runClient, withClientOptions } from './client-context.js';
 import { print, table } from './output.js';
-import { parsePositive } from './submit.js';
 
 /** tail: how often it asks, and how many of the newest cargo it watches. */
 const TAIL_INTERVAL_MS = 2000;
@@ -25,9 +24,15 @@ export function registerCargoClientCommands(program: Command): void {
     runClient(wait, opts, async ({ barge, out }) => {
       const finished = await Promise.all(
         ids.map(async (id) => {
-          const result = await barge.waitForResult(id);
-          const { status } = await barge.tracking(id);
-          return { cargo_id: id, status, success: result.success, error_message: result.error_message };
+          try {
+            const result = await barge.waitForResult(id);
+            const { status } = await barge.tracking(id);
+            return { cargo_id: id, status, success: result.success, error_message: result.error_message };
+          } catch (err) {
+            const missing = missingCargo(err);
+            if (missing === null) throw err;
+            return { cargo_id: id, success: false, ...missing };
+          }
         }),
       );
       print(out, { data: finished }, () => finished.map((f) => `${f.cargo_id}  ${f.status}`).join('\n'));

@@ -1,5 +1,5 @@
 /** How the user commands run: over HTTP through the typed client (never the database), with their exit codes. */
-import type { Command } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 import { Barge } from '../client/barge.js';
 import { BargeError } from '../client/errors.js';
 import { type Output, printError, printUsageError, USAGE_EXIT_CODE } from './output.js';
@@ -19,6 +19,13 @@ export class UsageError extends Error {}
 export interface ClientCommandDeps {
   barge: Barge;
   out: Output;
+}
+
+/** A count option (--concurrency, --limit, --max-tokens): a whole number from 1. */
+export function parsePositive(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1) throw new InvalidArgumentError('must be a positive whole number');
+  return n;
 }
 
 /** The options every user command takes: where the service is, the key, --json. */
@@ -43,6 +50,15 @@ function checkedKey(flag: string | undefined): string {
   const key = flag ?? process.env.BARGE_API_KEY;
   if (!key) throw new UsageError('no API key: give --key or set BARGE_API_KEY');
   return key;
+}
+
+/**
+ * A cargo that has no result to wait for (404: not found for this key; 410: past its retention):
+ * a failed item of a command over many cargo, not the end of the command. Null for other errors.
+ */
+export function missingCargo(err: unknown): { status: string; error_message: string } | null {
+  if (!(err instanceof BargeError) || (err.status !== 404 && err.status !== 410)) return null;
+  return { status: err.status === 404 ? 'not_found' : 'expired', error_message: err.message };
 }
 
 /** Runs a user command; its failure sets the exit code it stands for. A body may set exitCode itself. */

@@ -9,10 +9,9 @@ import type { Command } from 'commander';
 import type { Barge } from '../client/barge.js';
 import type { CargoResult } from '../client/types.js';
 import { digestOf, mapPathOf, readCargoMap } from './cargo-map.js';
-import { EXIT, runClient, withClientOptions } from './client-context.js';
+import { EXIT, missingCargo, parsePositive, runClient, withClientOptions } from './client-context.js';
 import { print } from './output.js';
 import { startProgress } from './progress.js';
-import { parsePositive } from './submit.js';
 
 const NOT_SUBMITTED = 'not submitted: the line was refused, or `barge submit --file` has not reached it';
 
@@ -35,17 +34,16 @@ export function registerResultsCommand(program: Command): void {
         const counts = { succeeded: 0, failed: 0, not_submitted: 0 };
         const wait = (line: number) => resultLine(barge, line, map.get(line) ?? null);
         // The window: lines started ahead of the one written next.
-        const window: Promise<string>[] = [];
+        const window: Promise<ResultLine>[] = [];
         let next = 1;
         try {
           for (let written = 1; written <= lines; written++) {
             while (next <= lines && window.length < opts.concurrency) window.push(wait(next++));
-            const text = await (window.shift() as Promise<string>);
-            const entry = JSON.parse(text) as { cargo_id: string | null; success: boolean };
+            const entry = await (window.shift() as Promise<ResultLine>);
             if (entry.cargo_id === null) counts.not_submitted++;
             else if (entry.success) counts.succeeded++;
             else counts.failed++;
-            if (!output.write(`${text}\n`)) await once(output, 'drain');
+            if (!output.write(`${JSON.stringify(entry)}\n`)) await once(output, 'drain');
             progress.update(written);
           }
         } finally {
@@ -63,18 +61,33 @@ export function registerResultsCommand(program: Command): void {
   );
 }
 
-async function resultLine(barge: Barge, line: number, cargoId: string | null): Promise<string> {
-  if (cargoId === null) {
-    return JSON.stringify({
-      line,
-      cargo_id: null,
-      success: false,
-      response: null,
-      error_message: NOT_SUBMITTED,
-      metadata: null,
-    });
+/** One line of the results file. */
+interface ResultLine {
+  line: number;
+  cargo_id: string | null;
+  success: boolean;
+  response: CargoResult['response'];
+  error_message: string | null;
+  metadata: CargoResult['metadata'];
+}
+
+/** A line's result; a cargo with none to wait for (not found, past its retention) is a failed line. */
+async function resultLine(barge: Barge, line: number, cargoId: string | null): Promise<ResultLine> {
+  const failed = (cargo_id: string | null, error_message: string): ResultLine => ({
+    line,
+    cargo_id,
+    success: false,
+    response: null,
+    error_message,
+    metadata: null,
+  });
+  if (cargoId === null) return failed(null, NOT_SUBMITTED);
+  try {
+    const { success, response, error_message, metadata } = await barge.waitForResult(cargoId);
+    return { line, cargo_id: cargoId, success, response, error_message, metadata };
+  } catch (err) {
+    const missing = missingCargo(err);
+    if (missing === null) throw err;
+    return failed(cargoId, missing.error_message);
   }
-  const result: CargoResult = await barge.waitForResult(cargoId);
-  const { success, response, error_message, metadata } = result;
-  return JSON.stringify({ line, cargo_id: cargoId, success, response, error_message, metadata });
 }

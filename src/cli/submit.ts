@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { type Command, InvalidArgumentError } from 'commander';
 import type { CargoResult, LoadRequest } from '../client/types.js';
 import { submitFile } from './bulk-submit.js';
-import { EXIT, runClient, UsageError, withClientOptions } from './client-context.js';
+import { EXIT, parsePositive, runClient, UsageError, withClientOptions } from './client-context.js';
 import { print } from './output.js';
 
 interface SubmitOptions {
@@ -90,12 +90,6 @@ export function textOf(result: CargoResult): string {
     .filter((b) => b.type === 'text')
     .map((b) => b.text)
     .join('');
-}
-
-export function parsePositive(value: string): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n < 1) throw new InvalidArgumentError('must be a positive whole number');
-  return n;
 }
 
 function parseMetadata(value: string): Record<string, unknown> {

@@ -237,6 +237,55 @@ for (const backend of await backends({ childProcesses: true })) {
       assert.match(JSON.parse(badUrl.stdout).error, /--url must be an http\(s\) URL/);
     });
 
+    test('a cargo with no result to wait for (unknown here) is a failed item of wait and results, not the end of them', async () => {
+      const { args } = await project();
+      const file = join(dir, 'missing.jsonl');
+      writeFileSync(file, `${[requestLine(1), requestLine(2)].join('\n')}\n`);
+      assert.equal((await run(['submit', '--file', file, ...args])).code, 0);
+      const map = readFileSync(`${file}.cargo`, 'utf8');
+      const known = (JSON.parse(map.split('\n')[0] as string) as { cargo_id: string }).cargo_id;
+      const unknown = `crg_${'0'.repeat(26)}`;
+      // Line 2's cargo is one this key cannot see.
+      writeFileSync(
+        `${file}.cargo`,
+        map
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => {
+            const entry = JSON.parse(l) as { line: number; cargo_id: string };
+            return JSON.stringify(entry.line === 2 ? { ...entry, cargo_id: unknown } : entry);
+          })
+          .join('\n'),
+      );
+
+      const waited = await run(['wait', known, unknown, '--json', ...args]);
+      assert.equal(waited.code, 1, waited.stderr);
+      const data = (JSON.parse(waited.stdout) as { data: { cargo_id: string; status: string }[] }).data;
+      assert.deepEqual(
+        data.map((d) => [d.cargo_id, d.status]),
+        [
+          [known, 'completed'],
+          [unknown, 'not_found'],
+        ],
+      );
+
+      const out = join(dir, 'missing.out.jsonl');
+      const results = await run(['results', '--file', file, '--out', out, ...args]);
+      assert.equal(results.code, 1, results.stderr);
+      const written = readFileSync(out, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { line: number; success: boolean; error_message: string | null });
+      assert.deepEqual(
+        written.map((w) => [w.line, w.success]),
+        [
+          [1, true],
+          [2, false],
+        ],
+      );
+      assert.match(written[1]?.error_message ?? '', /404/);
+    });
+
     test('a bulk submit with a refused key stops at the first answer instead of refusing every line', async () => {
       const { args } = await project();
       const file = join(dir, 'wrong-key.jsonl');
