@@ -28,8 +28,14 @@ export interface BulkSummary {
   /** Lines the map already held. */
   skipped: number;
   refused: Refusal[];
-  /** Whether the run stopped before the end (Ctrl-C, or the service became unreachable). */
+  /** Whether the run stopped before the end: Ctrl-C, or an answer that concerns every line (`stopped`). */
   interrupted: boolean;
+  /**
+   * What stopped the run, when it was not Ctrl-C: no answer (status 0: the service is unreachable),
+   * a refused key, or a rate limit or server error its retries did not outlast. What was accepted
+   * before it is in the map, so running the same command again goes on from there.
+   */
+  stopped: { status: number; message: string } | null;
 }
 
 export async function submitFile(
@@ -42,7 +48,16 @@ export async function submitFile(
   const done = await readCargoMap(map);
   const fd = openForAppend(map);
   // Lines the map holds are done before this run starts: the bar's rate and ETA count this run's.
-  const summary: BulkSummary = { file, map, lines, submitted: 0, skipped: done.size, refused: [], interrupted: false };
+  const summary: BulkSummary = {
+    file,
+    map,
+    lines,
+    submitted: 0,
+    skipped: done.size,
+    refused: [],
+    interrupted: false,
+    stopped: null,
+  };
   const progress = startProgress(options.out, 'submit', lines, done.size);
   let settled = done.size;
   let fatal: unknown = null;
@@ -94,8 +109,12 @@ export async function submitFile(
     progress.stop();
     closeSync(fd);
   }
-  if (fatal !== null) throw fatal;
-  summary.interrupted = options.signal.aborted;
+  if (fatal !== null) {
+    // Not a BargeError: a bug or the file, not the service; the summary would mislead.
+    if (!(fatal instanceof BargeError)) throw fatal;
+    summary.stopped = { status: fatal.status, message: fatal.message };
+  }
+  summary.interrupted = options.signal.aborted || summary.stopped !== null;
   return summary;
 }
 

@@ -49,13 +49,18 @@ export function registerSubmitCommand(program: Command): void {
           out,
           signal: controller.signal,
         });
+        if (summary.stopped !== null && !out.json) process.stderr.write(`barge: ${summary.stopped.message}\n`);
         print(out, summary, () =>
           [
             `${summary.submitted} submitted, ${summary.skipped} already in ${summary.map}, ${summary.refused.length} refused, of ${summary.lines} lines`,
-            ...(summary.interrupted ? ['Interrupted: run the same command again to submit the rest.'] : []),
+            ...(summary.interrupted
+              ? [`${summary.stopped ? 'Stopped' : 'Interrupted'}: run the same command again to submit the rest.`]
+              : []),
           ].join('\n'),
         );
-        if (summary.interrupted) process.exitCode = EXIT.interrupted;
+        if (summary.stopped !== null) {
+          process.exitCode = summary.stopped.status === 0 ? EXIT.unreachable : EXIT.failed;
+        } else if (summary.interrupted) process.exitCode = EXIT.interrupted;
         else if (summary.refused.length > 0) process.exitCode = EXIT.failed;
         return;
       }

@@ -286,7 +286,7 @@ for (const backend of await backends({ childProcesses: true })) {
       assert.match(written[1]?.error_message ?? '', /404/);
     });
 
-    test('a bulk submit with a refused key stops at the first answer instead of refusing every line', async () => {
+    test('a bulk submit with a refused key, or no service, stops at once, says what was done, and how to go on', async () => {
       const { args } = await project();
       const file = join(dir, 'wrong-key.jsonl');
       writeFileSync(file, `${Array.from({ length: 200 }, (_, i) => requestLine(i + 1)).join('\n')}\n`);
@@ -295,6 +295,15 @@ for (const backend of await backends({ childProcesses: true })) {
       assert.equal(refused.code, 1);
       assert.doesNotMatch(refused.stderr, /^line \d+:/m, 'no line is reported as refused');
       assert.match(refused.stderr, /401/);
+      // What was done is still said, and how to go on.
+      assert.match(refused.stdout, /^0 submitted, 0 already in .*, 0 refused, of 200 lines$/m);
+      assert.match(refused.stdout, /^Stopped: run the same command again to submit the rest\.$/m);
+
+      const closed = `http://127.0.0.1:${await freePort()}`;
+      const unreachable = await run(['submit', '--file', file, '--url', closed, '--key', `barge_sk_${'x'.repeat(40)}`]);
+      assert.equal(unreachable.code, 3);
+      assert.match(unreachable.stderr, /did not answer/);
+      assert.match(unreachable.stdout, /^Stopped: run the same command again/m);
     });
   });
 }
