@@ -206,7 +206,7 @@ const answeredSockets = new WeakSet<Socket>();
 type InFlightResponse = NodeJS.EventEmitter & {
   headersSent: boolean;
   writableFinished: boolean;
-  req?: { complete: boolean };
+  req?: { complete: boolean; method?: string; url?: string };
 };
 
 /** Writes the answer, half-closes, and keeps reading for a moment before the socket is destroyed. */
@@ -244,7 +244,10 @@ export function clientErrorHandler(this: FastifyInstance, error: ClientError, so
     answerAndLinger(socket, answer);
   } else if (inFlight.req?.complete === false) {
     // The failure is the in-flight request's own (its body, or its time ran out): answer in place
-    // of its response if that has not started, as Node does; a started one is cut off.
+    // of its response if that has not started, as Node does; a started one is cut off. Its
+    // "incoming request" line was logged and no "request completed" will be: this line ends it.
+    const { method, url } = inFlight.req;
+    this.log.info({ method, url, statusCode: answer.statusCode, code: answer.code }, 'request ended by a client error');
     if (inFlight.headersSent) socket.destroy();
     else answerAndLinger(socket, answer);
   } else {
