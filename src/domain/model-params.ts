@@ -6,17 +6,9 @@
  */
 import { LIMITS } from './cargo-request.js';
 import type { FieldError } from './errors.js';
-import { OPTIONAL_MODEL_PARAMS, type OptionalModelParam, type ProviderName } from './model-catalog.js';
+import { OPTIONAL_MODEL_PARAMS } from './model-catalog.js';
 import type { ModelRoute } from './model-routing.js';
 import type { ModelSettings } from './request-surface.js';
-
-/** Parameters a provider refuses for every model: OpenAI's chat completions have no top_k. */
-const PROVIDER_UNSUPPORTED: Readonly<Record<ProviderName, readonly OptionalModelParam[]>> = {
-  anthropic: [],
-  bedrock: [],
-  mock: [],
-  openai: ['top_k'],
-};
 
 /** OpenAI's `stop` takes at most 4 sequences. */
 const OPENAI_MAX_STOP_SEQUENCES = 4;
@@ -30,13 +22,12 @@ export function checkModelParams(input: {
 }): FieldError[] {
   const { model, route } = input;
   const problems: FieldError[] = [];
-  const refused = new Set([...PROVIDER_UNSUPPORTED[route.provider], ...(route.entry?.unsupportedParams ?? [])]);
+  // What a provider refuses for every model is its route's (route-parts.ts); these are the model's own.
+  const refused = new Set(route.entry?.unsupportedParams ?? []);
   const check = (settings: ModelSettings, at: string) => {
     for (const param of OPTIONAL_MODEL_PARAMS) {
       if (settings[param] !== undefined && refused.has(param)) {
-        const byModel = (route.entry?.unsupportedParams ?? []).includes(param);
-        const who = byModel ? `'${model}' does` : `${route.provider} models do`;
-        problems.push({ path: `${at}/${param}`, message: `is not accepted: ${who} not take ${param}` });
+        problems.push({ path: `${at}/${param}`, message: `is not accepted: '${model}' does not take ${param}` });
       }
     }
     const stops = settings.stop_sequences;

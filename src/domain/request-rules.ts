@@ -25,7 +25,8 @@ export type RequestPart =
   | 'assistant_media'
   | 'output_format'
   | 'thinking'
-  | 'effort';
+  | 'effort'
+  | 'top_k';
 
 /** Where a part appears (its first occurrence in `params` or in one record). */
 export interface PartSeen {
@@ -158,6 +159,7 @@ function walk(settings: Settings, at: string, problems: FieldError[], parts: Par
     checkDepth(settings.output_config.format.schema, `${at}/output_config/format/schema`, problems);
   }
   if (settings.output_config?.effort) note('effort', `${at}/output_config/effort`);
+  if (settings.top_k !== undefined) note('top_k', `${at}/top_k`);
 
   for (const [m, message] of (settings.messages ?? []).entries()) {
     if (typeof message.content === 'string') continue;

@@ -25,6 +25,7 @@ const REFUSED: Readonly<Record<ProviderName, Partial<Record<RequestPart, string>
     assistant_media: "OpenAI's assistant messages take text only",
     thinking: 'chat completions take no thinking settings',
     effort: 'chat completions take no thinking settings',
+    top_k: 'chat completions have no top_k',
   },
 };
 

@@ -1,9 +1,12 @@
 /** Model routing: where a model id goes, which models are routable, and the checks of a model's parameters. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { LIMITS } from '../../src/domain/cargo-request.js';
 import { type ProviderName, parseModelCatalog } from '../../src/domain/model-catalog.js';
 import { checkModelParams } from '../../src/domain/model-params.js';
 import { type ModelRoute, routableModels, routeModel } from '../../src/domain/model-routing.js';
+import { checkRequestSurface } from '../../src/domain/request-rules.js';
+import { checkRouteParts } from '../../src/domain/route-parts.js';
 
 const catalog = parseModelCatalog(
   JSON.stringify({
@@ -141,13 +144,15 @@ describe('routableModels', () => {
 });
 
 describe('checkModelParams', () => {
-  const check = (model: string, params: Record<string, unknown>, records?: Record<string, unknown>[]) =>
-    checkModelParams({
-      model,
-      route: routed(model, ALL),
-      params,
-      ...(records ? { records: records.map((modelInput) => ({ modelInput })) } : {}),
-    }).map((p) => p.path);
+  /** The params checks of a request on its route: the model's own (checkModelParams) and its route's (route-parts.ts). */
+  const check = (model: string, params: Record<string, unknown>, records?: Record<string, unknown>[]) => {
+    const route = routed(model, ALL);
+    const withRecords = records ? { records: records.map((modelInput) => ({ modelInput })) } : {};
+    const { parts } = checkRequestSurface({ params, ...withRecords, defaultMaxTokens: LIMITS.defaultMaxTokens });
+    return [...checkModelParams({ model, route, params, ...withRecords }), ...checkRouteParts(route.provider, parts)]
+      .map((p) => p.path)
+      .sort();
+  };
 
   test('max_tokens up to the model limit passes, above it is refused where it was given', () => {
     assert.deepEqual(check('claude-sonnet-4-5', { max_tokens: 64000 }), []);
