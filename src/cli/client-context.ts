@@ -1,8 +1,10 @@
 /** How the user commands run: over HTTP through the typed client (never the database), with their exit codes. */
 import { type Command, InvalidArgumentError } from 'commander';
+import { Agent } from 'undici';
 import { Barge } from '../client/barge.js';
 import { BargeError } from '../client/errors.js';
 import { type Output, printError, printUsageError, USAGE_EXIT_CODE } from './output.js';
+import { undiciTransport } from './undici-transport.js';
 
 /** Exit codes of the user commands: 1 a refused or failed item, 2 a usage error, 3 the service unreachable. */
 export const EXIT = { failed: 1, usage: USAGE_EXIT_CODE, unreachable: 3, interrupted: 130 } as const;
@@ -68,8 +70,10 @@ export async function runClient(
   body: (deps: ClientCommandDeps) => Promise<void>,
 ): Promise<void> {
   const out: Output = { json: opts.json === true };
+  const agent = new Agent();
   try {
-    await body({ barge: new Barge({ baseUrl: checkedUrl(opts.url), apiKey: checkedKey(opts.key) }), out });
+    const transport = undiciTransport(agent);
+    await body({ barge: new Barge({ baseUrl: checkedUrl(opts.url), apiKey: checkedKey(opts.key), transport }), out });
   } catch (err) {
     if (err instanceof UsageError) {
       process.stderr.write(`barge: ${err.message}\n`);
@@ -79,5 +83,8 @@ export async function runClient(
     }
     printError(out, err);
     process.exitCode = err instanceof BargeError && err.status === 0 ? EXIT.unreachable : EXIT.failed;
+  } finally {
+    // Its idle keep-alive connections would hold the process open for seconds.
+    await agent.destroy();
   }
 }

@@ -25,8 +25,33 @@ export interface BargeOptions {
   maxRetries?: number;
   /** How long one try may take. Default 60 s. */
   timeoutMs?: number;
-  /** Another fetch (a proxy's, a test's). Default: the global one. */
-  fetch?: typeof fetch;
+  /**
+   * How one request goes out. Default: the global `fetch`. A program that sends thousands of
+   * requests a second (the CLI's bulk submit) passes a leaner one.
+   */
+  transport?: Transport;
+}
+
+/** One HTTP exchange as the client needs it: the status, the Retry-After header and the body text. */
+export type Transport = (request: {
+  method: 'GET' | 'POST';
+  url: string;
+  headers: Record<string, string>;
+  body: string | undefined;
+  signal: AbortSignal;
+}) => Promise<{ status: number; statusText: string; retryAfter: string | null; text: string }>;
+
+/** The transport over a `fetch`. */
+export function fetchTransport(fetchFn: typeof fetch = globalThis.fetch.bind(globalThis)): Transport {
+  return async ({ method, url, headers, body, signal }) => {
+    const response = await fetchFn(url, { method, headers, body, signal });
+    return {
+      status: response.status,
+      statusText: response.statusText,
+      retryAfter: response.headers.get('retry-after'),
+      text: await response.text(),
+    };
+  };
 }
 
 export interface WaitOptions {
@@ -58,7 +83,7 @@ export class Barge {
   private readonly apiKey: string | undefined;
   private readonly maxRetries: number;
   private readonly timeoutMs: number;
-  private readonly fetch: typeof fetch;
+  private readonly transport: Transport;
 
   constructor(options: BargeOptions = {}) {
     const env = environment();
@@ -66,7 +91,7 @@ export class Barge {
     this.apiKey = options.apiKey ?? env.BARGE_API_KEY;
     this.maxRetries = options.maxRetries ?? 2;
     this.timeoutMs = options.timeoutMs ?? 60_000;
-    this.fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.transport = options.transport ?? fetchTransport();
   }
 
   /**
@@ -163,33 +188,29 @@ export class Barge {
     // timeout, and a bulk submit makes thousands of requests a second.
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(new DOMException('timed out', 'TimeoutError')), this.timeoutMs);
-    let response: Response;
-    let text: string;
+    let response: Awaited<ReturnType<Transport>>;
     try {
-      try {
-        response = await this.fetch(`${this.baseUrl}${call.path}`, {
-          method: call.method,
-          headers,
-          body: call.body === undefined ? undefined : JSON.stringify(call.body),
-          signal: call.signal ? AbortSignal.any([call.signal, timeout.signal]) : timeout.signal,
-        });
-      } catch (err) {
-        // The caller's own abort is not a failure of the service: it goes up as it is.
-        if (call.signal?.aborted) throw call.signal.reason;
-        throw new BargeError(0, `${this.baseUrl} did not answer: ${causeText(err)}`, { cause: err });
-      }
-      text = await response.text().catch((err: unknown) => {
-        throw new BargeError(0, `${this.baseUrl} broke off its answer: ${causeText(err)}`, { cause: err });
+      response = await this.transport({
+        method: call.method,
+        url: `${this.baseUrl}${call.path}`,
+        headers,
+        body: call.body === undefined ? undefined : JSON.stringify(call.body),
+        signal: call.signal ? AbortSignal.any([call.signal, timeout.signal]) : timeout.signal,
       });
+    } catch (err) {
+      // The caller's own abort is not a failure of the service: it goes up as it is.
+      if (call.signal?.aborted) throw call.signal.reason;
+      throw new BargeError(0, `${this.baseUrl} did not answer: ${causeText(err)}`, { cause: err });
     } finally {
       clearTimeout(timer);
     }
+    const { text } = response;
     const body = parseJson(text);
-    if (response.ok) return body;
+    if (response.status >= 200 && response.status < 300) return body;
     const { detail, errors } = (body ?? {}) as { detail?: unknown; errors?: FieldError[] };
     throw new BargeError(response.status, detail ?? (text || response.statusText), {
       errors: errors ?? [],
-      retryAfterMs: retryAfterMs(response.headers.get('retry-after')),
+      retryAfterMs: retryAfterMs(response.retryAfter),
     });
   }
 }
