@@ -213,6 +213,50 @@ describe('svc-mock with output_config.format', () => {
   });
 });
 
+describe('svc-mock with thinking', () => {
+  const thinkingOf = (message: ModelMessage) => {
+    const [first] = message.content;
+    assert.ok(first?.type === 'thinking', `a thinking block first: ${JSON.stringify(message.content)}`);
+    return first;
+  };
+  const words = (text: string) => text.split(' ').filter(Boolean).length;
+
+  test('enabled: a thinking block within budget_tokens, then the answer; its words are output tokens', () => {
+    const message = respond({
+      messages: ask('why is the sky blue'),
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+    });
+    const thinking = thinkingOf(message);
+    assert.ok(thinking.signature.length > 0);
+    const [, answer, ...more] = message.content;
+    assert.ok(answer?.type === 'text' && answer.text.includes('You said: why is the sky blue'), 'then the answer');
+    assert.deepEqual(more, []);
+    assert.equal(message.usage.output_tokens, words(thinking.thinking) + words(answer.text));
+    assert.deepEqual(
+      respond({ messages: ask('why is the sky blue'), thinking: { type: 'enabled', budget_tokens: 1024 } }),
+      message,
+    );
+  });
+
+  test('a small budget bounds the thinking; max_tokens bounds thinking and answer together', () => {
+    const small = respond({ messages: ask('why'), thinking: { type: 'enabled', budget_tokens: 3 } });
+    assert.equal(words(thinkingOf(small).thinking), 3);
+    const cut = respond({ messages: ask('why is the sky blue'), max_tokens: 6, thinking: { type: 'adaptive' } });
+    assert.equal(cut.stop_reason, 'max_tokens');
+    assert.equal(cut.usage.output_tokens, 6);
+    const [, answer] = cut.content;
+    assert.ok(answer?.type === 'text');
+    assert.equal(words(thinkingOf(cut).thinking) + words(answer.text), 6);
+  });
+
+  test('disabled or absent: no thinking block', () => {
+    for (const thinking of [undefined, { type: 'disabled' }]) {
+      const message = respond({ messages: ask('hello'), ...(thinking ? { thinking } : {}) });
+      assert.ok(message.content.every((b) => b.type !== 'thinking'));
+    }
+  });
+});
+
 describe('svc-mock reads images, documents and tool results', () => {
   const image = { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } };
   const pdf = { type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' } };

@@ -8,6 +8,8 @@
  *   first) whose input is the smallest instance of the tool's `input_schema` (schema-instance.ts),
  *   with `output_config.format` a text that is the smallest JSON instance of that schema; neither
  *   is cut by max_tokens;
+ * - with `thinking` `enabled` or `adaptive`, a `thinking` block (its words within `budget_tokens`,
+ *   counted as output tokens, a signature from the input's digest) comes before the answer;
  * - prompt caching: the words up to and including the last `cache_control` mark are cache tokens,
  *   written by the first request of a batch with that prefix and read by the others (the caller
  *   keeps the batch's prefixes: CachedPrefixes).
@@ -42,6 +44,7 @@ interface MockInput {
   tools?: Tool[];
   tool_choice?: { type: string; name?: string };
   output_config?: { format?: { type: string; schema?: unknown } };
+  thinking?: { type: string; budget_tokens?: number };
 }
 
 interface MockMessage {
@@ -104,6 +107,7 @@ export function mockRespond(model: string, inputJson: string, cached: CachedPref
   const measure = measureInput(input, inputJson.includes('"cache_control"'));
   const usage: ModelMessage['usage'] = { input_tokens: measure.inputTokens, output_tokens: 0 };
   if (measure.prefix !== null) Object.assign(usage, cacheUsage(measure.prefix, cached));
+  const thought = thinkingOf(input, digest);
   const message = (
     content: ModelContentBlock[],
     stopReason: ModelMessage['stop_reason'],
@@ -115,11 +119,11 @@ export function mockRespond(model: string, inputJson: string, cached: CachedPref
       id: `msg_mock_${digest.toString('hex', 0, 12)}`,
       type: 'message',
       role: 'assistant',
-      content,
+      content: thought ? [thought.block, ...content] : content,
       model,
       stop_reason: stopReason,
       stop_sequence: stopSequence,
-      usage: { ...usage, output_tokens: outputTokens },
+      usage: { ...usage, output_tokens: outputTokens + (thought?.tokens ?? 0) },
     },
   });
 
@@ -162,13 +166,34 @@ export function mockRespond(model: string, inputJson: string, cached: CachedPref
   }
   // Uncut, the reply's words are known: the opening's, the prompt's (single spaces) and the filler.
   let outputTokens = text === fullText ? OPENING_WORDS + spacedWords(said) + fillerWords : countWords(text);
-  if (outputTokens > input.max_tokens) {
-    text = text.split(' ').filter(Boolean).slice(0, input.max_tokens).join(' ');
+  // The thinking's tokens come out of max_tokens first (as a model's do).
+  const room = input.max_tokens - (thought?.tokens ?? 0);
+  if (outputTokens > room) {
+    text = text.split(' ').filter(Boolean).slice(0, room).join(' ');
     stopReason = 'max_tokens';
     stopSequence = null;
-    outputTokens = input.max_tokens;
+    outputTokens = room;
   }
   return message([{ type: 'text', text }], stopReason, stopSequence, outputTokens);
+}
+
+/**
+ * The thinking block of a request that enables thinking: a fixed opening and digest-picked words,
+ * at most `budget_tokens` and always leaving one token of max_tokens for the answer.
+ */
+function thinkingOf(input: MockInput, digest: Buffer): { block: ModelContentBlock; tokens: number } | null {
+  const type = input.thinking?.type;
+  if (type !== 'enabled' && type !== 'adaptive') return null;
+  const wanted = THINKING_OPENING.length + ((digest[2] as number) % 16);
+  const tokens = Math.min(wanted, input.thinking?.budget_tokens ?? wanted, input.max_tokens - 1);
+  if (tokens < 1) return null;
+  const words = THINKING_OPENING.slice(0, tokens);
+  for (let i = words.length; i < tokens; i++)
+    words.push(FILLER[(digest[i % digest.length] as number) % FILLER.length] as string);
+  return {
+    block: { type: 'thinking', thinking: `${words.join(' ')}.`, signature: digest.toString('base64') },
+    tokens,
+  };
 }
 
 /** The tool a `tool_choice` of `any` or `tool` forces: the named one, else the first. */
@@ -306,6 +331,7 @@ function cacheUsage(prefix: CachePrefix, cached: CachedPrefixes): Partial<ModelM
 }
 
 const REPLY_OPENING = 'Synthetic reply from svc-mock. You said:';
+const THINKING_OPENING = 'svc-mock thinks the request over before it answers:'.split(' ');
 const OPENING_WORDS = spacedWords(REPLY_OPENING);
 /** Whitespace other than single spaces between words. */
 const UNEVEN_SPACE = /[^\S ]| {2}|^ | $/;
