@@ -1,9 +1,9 @@
 /**
  * The storage counters of a project (migration 007): bytes held, and bytes accepted on the current
- * UTC day. The cargo insert moves them in its own transaction (`acceptedCargoStatements`, in the group
- * commit's `Database.writeAll`); results move
- * them through triggers that append to `storage_changes`, which this folds in. Nothing here sums a
- * table: a read is one row plus the project's few changes not folded yet.
+ * UTC day. The cargo insert moves them in its own transaction (`acceptedCargoStatements`, in the
+ * group commit's `Database.writeAll`); results move them through triggers: on PostgreSQL they
+ * append to `storage_changes`, which this folds in; on SQLite they move the counter row (migration
+ * 018). Nothing here sums a table: a read is one row plus the project's few changes not folded yet.
  */
 import { type CompiledQuery, type Kysely, sql } from 'kysely';
 import { DAY_MS } from '../domain/clock.js';
@@ -64,31 +64,18 @@ export function acceptedCargoStatements(
 }
 
 /**
- * Adds the projects' change rows to their held bytes and deletes them. PostgreSQL deletes and
- * sums in one statement, so a change a concurrent collector adds meanwhile is either folded or
- * left for the next fold, never deleted unfolded; SQLite has one writer, so the sum and the
- * delete see the same rows.
+ * Adds the projects' change rows to their held bytes and deletes them, in one statement, so a
+ * change a concurrent collector adds meanwhile is either folded or left for the next fold, never
+ * deleted unfolded. Only PostgreSQL has change rows: SQLite's triggers move the counters
+ * themselves (migration 018).
  */
 function foldChanges(db: Kysely<Schema>, dialect: Dialect, projectIds: string[]): CompiledQuery[] {
-  const ids = sql.join(projectIds);
-  if (dialect === 'postgres') {
-    return [
-      sql`with gone as (delete from storage_changes where project_id in (${ids}) returning project_id, bytes),
-        sums as (select project_id, sum(bytes) as bytes from gone group by project_id)
-        update project_storage set held_bytes = project_storage.held_bytes + sums.bytes
-        from sums where project_storage.project_id = sums.project_id`.compile(db),
-    ];
-  }
+  if (dialect !== 'postgres') return [];
   return [
-    db
-      .updateTable('project_storage')
-      .set({
-        held_bytes: sql`held_bytes + (select coalesce(sum(s.bytes), 0) from storage_changes s
-          where s.project_id = project_storage.project_id)`,
-      })
-      .where('project_id', 'in', projectIds)
-      .compile(),
-    db.deleteFrom('storage_changes').where('project_id', 'in', projectIds).compile(),
+    sql`with gone as (delete from storage_changes where project_id in (${sql.join(projectIds)}) returning project_id, bytes),
+      sums as (select project_id, sum(bytes) as bytes from gone group by project_id)
+      update project_storage set held_bytes = project_storage.held_bytes + sums.bytes
+      from sums where project_storage.project_id = sums.project_id`.compile(db),
   ];
 }
 

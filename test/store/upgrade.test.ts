@@ -8,6 +8,7 @@ import { ALL_CARGO_STATUSES as LIVE_STATUSES } from '../../src/domain/lifecycle.
 import { usageReport } from '../../src/operations/usage.js';
 import { findCargoForProject } from '../../src/store/cargo/find-for-project.js';
 import { migrate } from '../../src/store/migrate.js';
+import { readStorageUsage } from '../../src/store/storage-usage.js';
 import { createProjectWithKey, storedCargo } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { testWorker } from '../helpers/pipeline.js';
@@ -108,8 +109,24 @@ for (const backend of await backends()) {
           )
           .execute();
 
+        // What the project holds: its counter row and the change rows the results' triggers added.
+        const held = await old
+          .selectFrom('project_storage')
+          .select('held_bytes')
+          .where('project_id', '=', projectId)
+          .executeTakeFirst();
+        const changes = await old
+          .selectFrom('storage_changes')
+          .select((eb) => eb.fn.coalesce(eb.fn.sum('bytes'), eb.lit(0)).as('sum'))
+          .where('project_id', '=', projectId)
+          .executeTakeFirstOrThrow();
+        const heldBefore = Number(held?.held_bytes ?? 0) + Number(changes.sum);
+        assert.ok(heldBefore > 0, 'the results added change rows');
+
         const report = await migrate(db.database);
         assert.ok(report.applied.includes('009_narrow_cargo'), JSON.stringify(report));
+        // SQLite folds the change rows into the counter (migration 018): nothing is lost.
+        assert.equal((await readStorageUsage(db.database, projectId)).heldBytes, heldBefore);
 
         for (const row of rows) {
           const stored = await storedCargo(db.database, row.id);
