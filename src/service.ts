@@ -30,6 +30,7 @@ import { GroupCommitWriter } from './store/group-commit.js';
 import { migrate } from './store/migrate.js';
 import { NEW_CARGO_CHANNEL, newCargoNotice, notifyResultsStored, RESULTS_STORED_CHANNEL } from './store/notify.js';
 import { isDatabaseUnavailable, OUTAGE_RETRY_MS } from './store/outage.js';
+import { reservedCargoStatements } from './store/spend-usage.js';
 import { acceptedCargoStatements } from './store/storage-usage.js';
 
 /**
@@ -235,6 +236,11 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
           ...acceptedCargoStatements(
             database,
             rows.map((row) => ({ projectId: row.project_id, bytes: cargoRowBytes(row), at: row.created_at })),
+          ),
+          // The spend budget's reservations, in the same transaction (store/spend-usage.ts).
+          ...reservedCargoStatements(
+            database,
+            rows.map((row) => ({ projectId: row.project_id, reservedNusd: Number(row.reserved_nusd ?? 0) })),
           ),
           ...newCargoNotice(database),
         ]);

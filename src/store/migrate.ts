@@ -17,6 +17,7 @@ import * as storageStatementTriggers from './migrations/014_storage_statement_tr
 import * as cargoPendingByProject from './migrations/015_cargo_pending_by_project.js';
 import * as cacheTokens from './migrations/016_cache_tokens.js';
 import * as cancelListIdempotency from './migrations/017_cancel_list_idempotency.js';
+import * as modelPolicyBudgets from './migrations/018_model_policy_budgets.js';
 
 interface Migration {
   up(db: Kysely<any>, dialect: Database['dialect']): Promise<void>;
@@ -42,6 +43,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['015_cargo_pending_by_project', cargoPendingByProject],
   ['016_cache_tokens', cacheTokens],
   ['017_cancel_list_idempotency', cancelListIdempotency],
+  ['018_model_policy_budgets', modelPolicyBudgets],
 ];
 
 export interface MigrationReport {
