@@ -127,6 +127,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       windowMs: config.rateLimit.windowMs,
     },
     models,
+    defaultMonthlyBudgetUsd: config.defaultMonthlyBudgetUsd,
     loadCargo: {
       clock: deps.clock,
       database: deps.database,

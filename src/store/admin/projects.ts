@@ -105,6 +105,11 @@ export async function findProjectBySlug(database: Database, slug: string): Promi
   return row && toProject(row);
 }
 
+export async function findProjectById(database: Database, id: string): Promise<Project | undefined> {
+  const row = await database.read.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && toProject(row);
+}
+
 export async function listProjects(database: Database): Promise<Project[]> {
   const rows = await database.read.selectFrom('projects').selectAll().orderBy('slug').execute();
   return rows.map(toProject);
