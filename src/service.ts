@@ -11,6 +11,7 @@ import { type Announce, firstStart } from './first-start.js';
 import { buildApp, buildProbeServer } from './http/app.js';
 import { createLogger } from './logger.js';
 import { smtpMailer } from './mail/mailer.js';
+import { registerBudgetGauge } from './metrics/budget-gauge.js';
 import { prometheusMetrics } from './metrics/prometheus.js';
 import { withProviderMetrics } from './metrics/provider-metrics.js';
 import { registerQueueGauges } from './metrics/queue-gauges.js';
@@ -169,6 +170,7 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
       outboxLeaseMs: config.pipeline.leaseMs,
       idleMaxMs,
       shutdownGraceMs: 10_000,
+      defaultMonthlyBudgetUsd: config.defaultMonthlyBudgetUsd,
     });
     delivery = deliveryWorker;
     pipeline = new PipelineWorker(
@@ -284,7 +286,10 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
     });
     url = await app.listen({ host: config.host, port: config.metrics.workerPort });
   }
-  if (prometheus) registerQueueGauges(prometheus, database, clock);
+  if (prometheus) {
+    registerQueueGauges(prometheus, database, clock);
+    registerBudgetGauge(prometheus, { database, clock, defaultMonthlyBudgetUsd: config.defaultMonthlyBudgetUsd });
+  }
 
   /** Prepares the database once it answers, retried as a worker step is; then starts the workers. */
   const preparedLater = async () => {

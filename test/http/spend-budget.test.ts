@@ -19,6 +19,7 @@ import { backends } from '../helpers/backends.js';
 import { harness } from '../helpers/harness.js';
 import { type OpenAIEmulator, startOpenAIEmulator } from '../helpers/openai-emulator.js';
 import { settleCargo } from '../helpers/pipeline.js';
+import { type SmtpCapture, startSmtpCapture } from '../helpers/smtp-capture.js';
 
 /** 1 USD a million tokens, batch and real-time alike: a token costs 1e-6 USD. */
 const PRICES = { input: 1, output: 1, batch_input: 1, batch_output: 1 };
@@ -48,8 +49,11 @@ for (const backend of await backends()) {
     // 22:00 UTC on the last-but-one day of November: the day and the month end within the suite.
     const clock = new ManualClock(Date.UTC(2026, 10, 29, 22));
     let emu: OpenAIEmulator;
+    let smtp: SmtpCapture;
     const config: Partial<Config> = {};
     before(async () => {
+      smtp = await startSmtpCapture();
+      config.smtp = { url: smtp.url, from: 'barge <barge@localhost>' };
       emu = await startOpenAIEmulator({
         clock: () => clock.now(),
         endOnRetrieve: true,
@@ -66,6 +70,7 @@ for (const backend of await backends()) {
     });
     after(async () => {
       await emu?.close();
+      await smtp?.close();
     });
     const h = harness(backend, { clock, config });
 
@@ -222,6 +227,39 @@ for (const backend of await backends()) {
         (await budgets(key)).map((b) => [b.period, b.starts, b.spent_usd, b.reserved_usd]),
         [['month', '2026-12-01T00:00:00.000Z', 0, 2 * EACH]],
       );
+    });
+
+    test('alerts at 50, 80 and 100 % go out once each through the outbox; the gauge shows the ratio', async () => {
+      const { worker } = await h.worker();
+      const { key, slug } = await project();
+      await h.db.database.write
+        .updateTable('projects')
+        .set({ notification_email: 'owner@example.com' })
+        .where('slug', '=', slug)
+        .execute();
+      await budget(slug, 1);
+      const loaded = await load(key, single());
+      await settle(worker, [loaded.body.cargo_id]);
+      const spent = await costOf([loaded.body.cargo_id]);
+      const mailOf = () => smtp.messages.filter((m) => m.to.includes('owner@example.com'));
+      // Each budget puts the spend at the next threshold; each watch runs twice.
+      for (const [factor, threshold] of [
+        [2, 50],
+        [1.25, 80],
+        [1, 100],
+      ] as const) {
+        await budget(slug, Math.round(spent * factor * 1e9) / 1e9);
+        for (let i = 0; i < 2; i++) await worker.runUntilIdle();
+        const mail = mailOf();
+        assert.equal(mail.length, [50, 80, 100].indexOf(threshold) + 1, `after ${threshold} %`);
+        assert.match(
+          mail.at(-1)?.headers.subject ?? '',
+          new RegExp(`${slug} has spent ${threshold} % of its monthly budget`),
+        );
+      }
+      assert.match(mailOf().at(-1)?.text ?? '', /New cargo are refused \(402 budget_exceeded\)/);
+      const metrics = await h.app.request('GET', '/metrics');
+      assert.match(metrics.text, new RegExp(`^barge_project_budget_ratio\\{project="${slug}"\\} 1$`, 'm'));
     });
   });
 }
