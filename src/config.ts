@@ -48,6 +48,10 @@ export interface Config {
   storage: StorageConfig;
   /** Accept plain-http callback URLs and deliver to private addresses (development, tests). */
   allowPrivateCallbacks: boolean;
+  /** Accept provider-qualified names and ARNs the catalog does not list (development). */
+  allowUnlistedModels: boolean;
+  /** The monthly spend budget (USD) of every project on the default; null: none. */
+  defaultMonthlyBudgetUsd: number | null;
   pipeline: {
     /** Requests per batch at most, below each provider's own limit. */
     batchMaxSize: number;
@@ -225,6 +229,10 @@ export function loadConfig(source: Env = process.env): Config {
     // Private and http callbacks let a tenant reach the operator's network: the default allows
     // them only in development on loopback; anything else needs BARGE_ALLOW_PRIVATE_CALLBACKS=true.
     allowPrivateCallbacks: boolean(read, 'BARGE_ALLOW_PRIVATE_CALLBACKS', env === 'development' && isLoopback(host)),
+    // A model the catalog does not list has no price and was not chosen by the operator: refused in
+    // production unless BARGE_ALLOW_UNLISTED_MODELS=true.
+    allowUnlistedModels: boolean(read, 'BARGE_ALLOW_UNLISTED_MODELS', env === 'development'),
+    defaultMonthlyBudgetUsd: usdAmount(read, 'BARGE_DEFAULT_MONTHLY_BUDGET_USD'),
     pipeline: {
       batchMaxSize: integer(read, 'BARGE_BATCH_MAX_SIZE', 10_000, 1, 100_000),
       batchMaxWaitMs:
@@ -284,6 +292,17 @@ function integer(
   const value = Number(raw);
   if (value < min || value > max) {
     throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  }
+  return value;
+}
+
+/** A US dollar amount (0 or more, at most 1e9), or null when unset. */
+function usdAmount(read: (name: string) => string | undefined, name: string): number | null {
+  const raw = read(name);
+  if (raw === undefined) return null;
+  const value = Number(raw);
+  if (!/^\d+(\.\d+)?$/.test(raw) || !(value <= 1e9)) {
+    throw new ConfigError(name, `must be an amount of US dollars (0 or more, e.g. 250 or 12.5), got '${raw}'`);
   }
   return value;
 }

@@ -11,6 +11,7 @@ import { type Announce, firstStart } from './first-start.js';
 import { buildApp, buildProbeServer } from './http/app.js';
 import { createLogger } from './logger.js';
 import { smtpMailer } from './mail/mailer.js';
+import { registerBudgetGauge } from './metrics/budget-gauge.js';
 import { prometheusMetrics } from './metrics/prometheus.js';
 import { withProviderMetrics } from './metrics/provider-metrics.js';
 import { registerQueueGauges } from './metrics/queue-gauges.js';
@@ -30,6 +31,7 @@ import { GroupCommitWriter } from './store/group-commit.js';
 import { migrate } from './store/migrate.js';
 import { NEW_CARGO_CHANNEL, newCargoNotice, notifyResultsStored, RESULTS_STORED_CHANNEL } from './store/notify.js';
 import { isDatabaseUnavailable, OUTAGE_RETRY_MS } from './store/outage.js';
+import { reservedCargoStatements } from './store/spend-usage.js';
 import { acceptedCargoStatements } from './store/storage-usage.js';
 
 /**
@@ -168,6 +170,7 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
       outboxLeaseMs: config.pipeline.leaseMs,
       idleMaxMs,
       shutdownGraceMs: 10_000,
+      defaultMonthlyBudgetUsd: config.defaultMonthlyBudgetUsd,
     });
     delivery = deliveryWorker;
     pipeline = new PipelineWorker(
@@ -236,6 +239,11 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
             database,
             rows.map((row) => ({ projectId: row.project_id, bytes: cargoRowBytes(row), at: row.created_at })),
           ),
+          // The spend budget's reservations, in the same transaction (store/spend-usage.ts).
+          ...reservedCargoStatements(
+            database,
+            rows.map((row) => ({ projectId: row.project_id, reservedNusd: Number(row.reserved_nusd ?? 0) })),
+          ),
           ...newCargoNotice(database),
         ]);
         countAccepted(metrics, rows);
@@ -278,7 +286,10 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
     });
     url = await app.listen({ host: config.host, port: config.metrics.workerPort });
   }
-  if (prometheus) registerQueueGauges(prometheus, database, clock);
+  if (prometheus) {
+    registerQueueGauges(prometheus, database, clock);
+    registerBudgetGauge(prometheus, { database, clock, defaultMonthlyBudgetUsd: config.defaultMonthlyBudgetUsd });
+  }
 
   /** Prepares the database once it answers, retried as a worker step is; then starts the workers. */
   const preparedLater = async () => {

@@ -6,6 +6,8 @@ import { listProjects } from '../operations/list-projects.js';
 import { rotateWebhookSecret } from '../operations/rotate-webhook-secret.js';
 import { setNotificationEmail } from '../operations/set-notification-email.js';
 import { setProjectActive } from '../operations/set-project-active.js';
+import { setProjectModels } from '../operations/set-project-models.js';
+import { setSpendBudget } from '../operations/set-spend-budget.js';
 import { setStorageBudget } from '../operations/set-storage-budget.js';
 import type { Project } from '../store/admin/projects.js';
 import type { CommandContext } from './context.js';
@@ -18,9 +20,24 @@ export function projectJson(p: Project) {
     is_active: p.isActive,
     daily_byte_budget: p.dailyByteBudget,
     held_byte_budget: p.heldByteBudget,
+    allowed_models: p.allowedModels,
+    spend_budget: spendBudgetJson(p),
     created_at: isoTime(p.createdAt),
     updated_at: isoTime(p.updatedAt),
   };
+}
+
+/** `default`, `none`, or the project's own budgets in USD. */
+function spendBudgetJson(p: Project): 'default' | 'none' | { monthly_usd: number | null; daily_usd: number | null } {
+  if (p.spend.mode !== 'own') return p.spend.mode;
+  return { monthly_usd: p.spend.monthlyUsd, daily_usd: p.spend.dailyUsd };
+}
+
+function spendBudgetText(p: Project): string {
+  if (p.spend.mode === 'default') return 'the default (BARGE_DEFAULT_MONTHLY_BUDGET_USD)';
+  if (p.spend.mode === 'none') return 'none';
+  const daily = p.spend.dailyUsd === null ? '' : `, ${p.spend.dailyUsd} USD per UTC day`;
+  return `${p.spend.monthlyUsd} USD per UTC month${daily}`;
 }
 
 export function registerProjectCommands(program: Command, run: CommandContext['run']): void {
@@ -123,6 +140,61 @@ export function registerProjectCommands(program: Command, run: CommandContext['r
     );
 
   project
+    .command('set-models <slug>')
+    .description('The models the project may use: globs against catalog ids (e.g. claude-*,svc-mock), or --all')
+    .option('--allow <patterns>', 'comma-separated globs (* and ?), matched against the catalog id')
+    .option('--all', 'every model the deployment serves (the default)')
+    .option('--json', 'print one JSON object')
+    .action((slug: string, opts: { allow?: string; all?: boolean; json?: boolean }) =>
+      run(opts, async ({ out, ...deps }) => {
+        if ((opts.allow === undefined) === (opts.all !== true)) throw new CliError('give --allow <patterns> or --all');
+        const allow = opts.allow === undefined ? null : opts.allow.split(',').map((p) => p.trim());
+        const updated = unwrap(await setProjectModels(deps, { slug, allow }));
+        print(out, projectJson(updated), () =>
+          updated.allowedModels === null
+            ? `Project ${slug} may use every model`
+            : `Project ${slug} may use: ${updated.allowedModels.join(', ')}`,
+        );
+      }),
+    );
+
+  project
+    .command('set-budget <slug>')
+    .description('Spend budget in USD per UTC calendar month (and day); --none for none, --default for the default')
+    .option('--monthly-usd <usd>', 'budget per UTC calendar month')
+    .option('--daily-usd <usd>', 'budget per UTC day (with --monthly-usd)')
+    .option('--none', 'no budget, even when BARGE_DEFAULT_MONTHLY_BUDGET_USD is set')
+    .option('--default', 'back to BARGE_DEFAULT_MONTHLY_BUDGET_USD (the initial state)')
+    .option('--json', 'print one JSON object')
+    .action(
+      (
+        slug: string,
+        opts: { monthlyUsd?: string; dailyUsd?: string; none?: boolean; default?: boolean; json?: boolean },
+      ) =>
+        run(opts, async ({ out, ...deps }) => {
+          const chosen = [opts.monthlyUsd !== undefined, opts.none === true, opts.default === true].filter(Boolean);
+          if (chosen.length !== 1) throw new CliError('give one of --monthly-usd <usd>, --none or --default');
+          if (opts.dailyUsd !== undefined && opts.monthlyUsd === undefined) {
+            throw new CliError('--daily-usd goes with --monthly-usd');
+          }
+          const updated = unwrap(
+            await setSpendBudget(
+              deps,
+              opts.monthlyUsd !== undefined
+                ? {
+                    slug,
+                    mode: 'own',
+                    monthlyUsd: usd('--monthly-usd', opts.monthlyUsd),
+                    dailyUsd: opts.dailyUsd === undefined ? null : usd('--daily-usd', opts.dailyUsd),
+                  }
+                : { slug, mode: opts.none ? 'none' : 'default' },
+            ),
+          );
+          print(out, projectJson(updated), () => `Spend budget of ${slug}: ${spendBudgetText(updated)}`);
+        }),
+    );
+
+  project
     .command('rotate-webhook-secret <slug>')
     .description('Make a new webhook signing secret; the old one keeps signing beside it for 24 hours')
     .option('--json', 'print one JSON object')
@@ -141,6 +213,12 @@ export function registerProjectCommands(program: Command, run: CommandContext['r
         );
       }),
     );
+}
+
+/** An amount of US dollars as given on the command line. */
+function usd(flag: string, raw: string): number {
+  if (!/^\d+(\.\d+)?$/.test(raw)) throw new CliError(`invalid ${flag} '${raw}': use US dollars, e.g. 250 or 12.5`);
+  return Number(raw);
 }
 
 /** `default` (null) or a whole number of bytes. */

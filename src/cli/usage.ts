@@ -10,14 +10,18 @@ export function registerUsageCommand(program: Command, run: CommandContext['run'
     .description("A project's tokens and cost by UTC day and model (the same report as GET /usage)")
     .option('--from <day>', 'first UTC day, YYYY-MM-DD (default: 29 days before --to)')
     .option('--to <day>', 'last UTC day, YYYY-MM-DD (default: today)')
-    .option('--json', 'print one JSON object: {data, totals}, as GET /usage answers')
+    .option('--json', 'print one JSON object: {data, totals, budgets}, as GET /usage answers')
     .action((slug: string, opts: { from?: string; to?: string; json?: boolean }) =>
       run(opts, async ({ out, ...deps }) => {
-        const report = unwrap(await usageReport(deps, { slug, from: opts.from, to: opts.to }), {
+        const { config, ...rest } = deps;
+        const withDefault = { ...rest, defaultMonthlyBudgetUsd: config.defaultMonthlyBudgetUsd };
+        const report = unwrap(await usageReport(withDefault, { slug, from: opts.from, to: opts.to }), {
           from: '--from',
           to: '--to',
         });
-        print(out, { data: report.data, totals: report.totals }, () => usageText(slug, report));
+        print(out, { data: report.data, totals: report.totals, budgets: report.budgets }, () =>
+          usageText(slug, report),
+        );
       }),
     );
 }
@@ -52,5 +56,15 @@ function usageText(slug: string, report: UsageReport): string {
     '',
     `IN, OUT: input and output tokens; CACHE W, CACHE R: tokens written to and read from the prompt cache.`,
     `Saved by batching: ${usd(totals.savings_usd)}`,
+    ...budgetLines(report),
   ].join('\n');
+}
+
+/** The project's budgets now: one line each, or that it has none. */
+function budgetLines(report: UsageReport): string[] {
+  if (report.budgets.length === 0) return ['Spend budget: none'];
+  return report.budgets.map(
+    (b) =>
+      `Budget this ${b.period} (from ${b.starts}): ${usd(b.spent_usd)} spent + ${usd(b.reserved_usd)} reserved of ${usd(b.budget_usd)}`,
+  );
 }

@@ -2,6 +2,7 @@
 import { Loop } from '../loop.js';
 import type { Mailer } from '../mail/mailer.js';
 import { sendDueMail } from '../mail/outbox-sender.js';
+import { sendBudgetAlerts } from '../operations/budget-alerts.js';
 import { Deliverer, type DelivererDeps } from './deliverer.js';
 
 /** The deliverer's own, less the wake-ups the worker wires between its loops, and the outbox's. */
@@ -13,7 +14,12 @@ export interface DeliveryWorkerDeps extends Omit<DelivererDeps, 'wake' | 'onMail
   idleMaxMs: number;
   /** How long stop() waits for attempts in flight before giving their leases back. */
   shutdownGraceMs: number;
+  /** BARGE_DEFAULT_MONTHLY_BUDGET_USD, for the budget watch. */
+  defaultMonthlyBudgetUsd: number | null;
 }
+
+/** How often the budget watch reads the budgeted projects' spend (its alerts lag by at most this). */
+const BUDGET_WATCH_MS = 10_000;
 
 /**
  * The delivery side of a worker process: the attempt scheduler's loop and the outbox sender.
@@ -23,6 +29,7 @@ export class DeliveryWorker {
   private readonly deliverer: Deliverer;
   private readonly deliveries: Loop;
   private readonly outbox: Loop;
+  private readonly budgets: Loop;
 
   constructor(private readonly deps: DeliveryWorkerDeps) {
     const loop = { clock: deps.clock, log: deps.log, metrics: deps.metrics, idleMaxMs: deps.idleMaxMs };
@@ -33,10 +40,11 @@ export class DeliveryWorker {
     });
     this.deliveries = new Loop('deliveries', () => this.deliverer.step(), loop);
     this.outbox = new Loop('outbox', () => this.sendMail(), loop);
+    this.budgets = new Loop('budget-alerts', () => this.watchBudgets(), loop);
   }
 
   get loops(): Loop[] {
-    return [this.deliveries, this.outbox];
+    return [this.deliveries, this.outbox, this.budgets];
   }
 
   start(): void {
@@ -54,12 +62,21 @@ export class DeliveryWorker {
     await this.deliverer.stop(this.deps.shutdownGraceMs);
   }
 
-  /** One pass: starts due attempts, waits for them to be recorded, sends due mail. */
+  /** One pass: starts due attempts, waits for them to be recorded, checks budgets, sends due mail. */
   async runOnce(): Promise<boolean> {
     const step = await this.deliverer.step();
     await this.deliverer.drain();
+    const alerts = await this.watchBudgets();
     const mail = await this.sendMail();
-    return step.didWork || mail.didWork;
+    return step.didWork || alerts.didWork || mail.didWork;
+  }
+
+  /** Budget alerts into the outbox (operations/budget-alerts.ts); wakes the sender when it queued one. */
+  private async watchBudgets() {
+    const { database, clock, defaultMonthlyBudgetUsd } = this.deps;
+    const recorded = await sendBudgetAlerts({ database, clock, defaultMonthlyBudgetUsd });
+    if (recorded > 0) this.outbox.wake();
+    return { didWork: recorded > 0, nextAt: clock.now() + BUDGET_WATCH_MS };
   }
 
   private sendMail() {

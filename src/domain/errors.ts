@@ -1,7 +1,7 @@
 /**
  * The error catalogue: every client-visible failure has a stable `code` (snake_case; for logs,
  * metrics and the server side, never in the body), an HTTP status and a `detail` (a string, or an
- * object `{error, message, ...}` for the structured 409/410/422 errors, whose `error` is the code).
+ * object `{error, message, ...}` for the structured 402/403/409/410/422 errors, whose `error` is the code).
  * One function in src/http/errors.ts (`errorResponse`) turns these into responses; the bodies are
  * the interface document's and do not change with the code.
  */
@@ -186,6 +186,29 @@ export const errors = {
       'idempotency_key_reused',
       422,
       'This Idempotency-Key was used in the last 24 hours with a different request body; use a new key for a new request.',
+    ),
+
+  // Model policy and spend budgets (domain/model-policy.ts, domain/spend.ts).
+  modelNotAllowed: (model: string) =>
+    structured('model_not_allowed', 403, `This project may not use the model '${model}'.`, { model }),
+  budgetExceeded: (spend: { period: 'month' | 'day'; budgetUsd: number; spentUsd: number; reservedUsd: number }) =>
+    structured(
+      'budget_exceeded',
+      402,
+      `This cargo would take the project past its ${spend.period === 'month' ? 'monthly (UTC calendar month)' : 'daily (UTC day)'} budget of ${spend.budgetUsd} USD (spent ${spend.spentUsd} USD, reserved by unfinished cargo ${spend.reservedUsd} USD).`,
+      {
+        period: spend.period,
+        budget_usd: spend.budgetUsd,
+        spent_usd: spend.spentUsd,
+        reserved_usd: spend.reservedUsd,
+      },
+    ),
+  unpricedModel: (model: string) =>
+    structured(
+      'unpriced_model',
+      402,
+      `The model '${model}' has no known prices, and this project has a spend budget: it cannot be submitted.`,
+      { model },
     ),
 
   // Routing.

@@ -17,6 +17,7 @@ import type { RateLimitOptions } from './rate-limit.js';
 import { installJsonBody } from './request-body.js';
 import { registerHealth } from './routes/health.js';
 import { registerMetrics } from './routes/metrics.js';
+import { SpendBudget } from './spend-budget.js';
 import { installStartupGate } from './startup-gate.js';
 import { StorageBudget } from './storage-budget.js';
 import { boundedValidatorFactory } from './validation.js';
@@ -126,6 +127,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       windowMs: config.rateLimit.windowMs,
     },
     models,
+    defaultMonthlyBudgetUsd: config.defaultMonthlyBudgetUsd,
     loadCargo: {
       clock: deps.clock,
       database: deps.database,
@@ -141,6 +143,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         budget: new StorageBudget(deps.database, deps.clock, config.storage),
         disk: diskGuard(deps.database, config.storage),
       },
+      policy: { allowUnlistedModels: config.allowUnlistedModels },
+      spend: new SpendBudget(deps.database, deps.clock, {
+        defaultMonthlyUsd: config.defaultMonthlyBudgetUsd,
+        checkMs: config.storage.checkMs,
+      }),
     },
   });
   return app;

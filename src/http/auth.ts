@@ -4,6 +4,7 @@ import { rememberBounded } from '../bounded-map.js';
 import { hashApiKey, isWellFormedApiKey } from '../domain/api-keys.js';
 import type { Clock } from '../domain/clock.js';
 import { ApiError, errors } from '../domain/errors.js';
+import type { SpendSetting } from '../domain/spend.js';
 import { findKeyCredentials, type KeyCredentials, touchApiKeys } from '../store/admin/api-keys.js';
 import { readAuthChanges } from '../store/auth-changes.js';
 import type { Database } from '../store/database.js';
@@ -16,6 +17,10 @@ export interface AuthContext {
   rateLimitMax: number | null;
   /** The project's storage budget (bytes accepted per UTC day, bytes held); null: the default. */
   byteBudget: { daily: number | null; held: number | null };
+  /** The project's model allowlist (globs); null: every model. */
+  allowedModels: readonly string[] | null;
+  /** The project's spend budget setting (domain/spend.ts). */
+  spend: SpendSetting;
 }
 
 /**
@@ -155,6 +160,8 @@ export class Authenticator {
       projectSlug: credentials.projectSlug,
       rateLimitMax: credentials.projectRateLimitMax,
       byteBudget: { daily: credentials.projectDailyByteBudget, held: credentials.projectHeldByteBudget },
+      allowedModels: credentials.projectAllowedModels,
+      spend: credentials.projectSpend,
     };
   }
 

@@ -44,6 +44,8 @@ export interface CargoRoutesOptions {
   loadCargo: LoadCargoDeps;
   /** The catalog and the providers enabled here (GET /models). */
   models: RoutingTable;
+  /** BARGE_DEFAULT_MONTHLY_BUDGET_USD (GET /usage's budgets). */
+  defaultMonthlyBudgetUsd: number | null;
 }
 
 /**
@@ -64,6 +66,10 @@ export const cargoRoutes: FastifyPluginAsyncTypebox<CargoRoutesOptions> = async 
   registerGetCargoResult(scope, { database: options.database });
   registerCancelCargo(scope, { database: options.database, clock: options.clock });
   registerListCargo(scope, { database: options.database });
-  registerGetUsage(scope, { database: options.database, clock: options.clock });
+  registerGetUsage(scope, {
+    database: options.database,
+    clock: options.clock,
+    defaultMonthlyBudgetUsd: options.defaultMonthlyBudgetUsd,
+  });
   registerListModels(scope, { models: options.models });
 };

@@ -23,6 +23,8 @@ export type OperationErrorCode =
   | 'project_not_found'
   | 'invalid_email'
   | 'invalid_byte_budget'
+  | 'invalid_model_pattern'
+  | 'invalid_spend_budget'
   // API keys
   | 'invalid_key_name'
   | 'invalid_expiry'
@@ -97,6 +99,10 @@ export const refusals = {
   }),
   invalidByteBudget: (name: 'dailyBytes' | 'heldBytes', value: string) =>
     invalid('invalid_byte_budget', name, value, 'use a whole number of bytes (0 or more), or default'),
+  invalidModelPattern: (pattern: string, problem: string) =>
+    invalid('invalid_model_pattern', 'allow', pattern, problem),
+  invalidSpendBudget: (name: 'monthlyUsd' | 'dailyUsd', value: string, problem: string) =>
+    invalid('invalid_spend_budget', name, value, problem),
 
   emptyKeyName: (name: string): OperationError => ({
     ...invalid('invalid_key_name', 'name', name, 'must not be empty'),

@@ -3,9 +3,13 @@
  * over a range of days, with totals. GET /usage answers it and `barge usage` prints it, so the
  * report is already in their shared JSON shape.
  */
+
+import { isoTime } from '../domain/clock.js';
+import { type BudgetPeriod, type Budgets, budgetsOf, hasBudget, nanoToUsd } from '../domain/spend.js';
 import { formatUtcDay, roundUsd, type UsageRangeProblem, usageRange } from '../domain/usage.js';
-import { findProjectBySlug } from '../store/admin/projects.js';
+import { findProjectById, findProjectBySlug } from '../store/admin/projects.js';
 import { type UsageByDay, usageByDay } from '../store/results/usage.js';
+import { readSpend } from '../store/spend-usage.js';
 import { type OperationDeps, type Result, refusals, refuse, succeed } from './operation.js';
 
 export interface UsageRow {
@@ -31,13 +35,30 @@ export interface UsageTotals extends Omit<UsageRow, 'date' | 'model'> {
   savings_usd: number | null;
 }
 
+/** One of the project's spend budgets, with what counts against it now. */
+export interface BudgetStatus {
+  period: BudgetPeriod;
+  /** When the period began (UTC), ISO 8601. */
+  starts: string;
+  budget_usd: number;
+  /** The cost of the results stored in the period. */
+  spent_usd: number;
+  /** The estimates of its accepted cargo not yet finished. */
+  reserved_usd: number;
+}
+
 export interface UsageReport {
   /** The days covered, `YYYY-MM-DD`, both included (the defaults resolved). */
   from: string;
   to: string;
   data: UsageRow[];
   totals: UsageTotals;
+  /** One per budget the project has (empty when none). */
+  budgets: BudgetStatus[];
 }
+
+/** Reads what a usage report needs of the configuration: the default monthly budget. */
+export type UsageDeps = OperationDeps & { defaultMonthlyBudgetUsd?: number | null };
 
 /**
  * The usage of a project (by slug, or by id when the caller has authenticated it) over `from`..`to`
@@ -45,26 +66,43 @@ export interface UsageReport {
  * on a project: they are on their batch.
  */
 export async function usageReport(
-  deps: OperationDeps,
+  deps: UsageDeps,
   input: ({ slug: string } | { projectId: string }) & { from?: string; to?: string },
 ): Promise<Result<UsageReport>> {
   const range = usageRange({ from: input.from, to: input.to }, deps.clock.now());
   if (isProblem(range)) return refuse(refusals.invalidUsageRange(range.name, range.value, range.problem));
-  let projectId: string;
-  if ('projectId' in input) {
-    projectId = input.projectId;
-  } else {
-    const project = await findProjectBySlug(deps.database, input.slug);
-    if (!project) return refuse(refusals.projectNotFound(input.slug));
-    projectId = project.id;
-  }
-  const rows = await usageByDay(deps.database, projectId, range);
+  const project =
+    'projectId' in input
+      ? await findProjectById(deps.database, input.projectId)
+      : await findProjectBySlug(deps.database, input.slug);
+  if (!project) return refuse(refusals.projectNotFound('slug' in input ? input.slug : input.projectId));
+  const rows = await usageByDay(deps.database, project.id, range);
   return succeed({
     from: formatUtcDay(range.fromDay),
     to: formatUtcDay(range.toDay),
     data: rows.map(usageRow),
     totals: totalsOf(rows),
+    budgets: await budgetStatus(deps, project.id, budgetsOf(project.spend, deps.defaultMonthlyBudgetUsd ?? null)),
   });
+}
+
+/** The project's budgets now, month first; nothing read when it has none. */
+export async function budgetStatus(deps: OperationDeps, projectId: string, budgets: Budgets): Promise<BudgetStatus[]> {
+  if (!hasBudget(budgets)) return [];
+  const spend = await readSpend(deps.database, projectId, deps.clock.now());
+  const status: BudgetStatus[] = [];
+  for (const period of ['month', 'day'] as const) {
+    const budget = budgets[period];
+    if (budget === null) continue;
+    status.push({
+      period,
+      starts: isoTime(period === 'month' ? spend.monthStart : spend.dayStart),
+      budget_usd: nanoToUsd(budget),
+      spent_usd: nanoToUsd(spend[period]),
+      reserved_usd: nanoToUsd(spend.reserved),
+    });
+  }
+  return status;
 }
 
 function isProblem(range: ReturnType<typeof usageRange>): range is UsageRangeProblem {

@@ -18,6 +18,7 @@ import * as cargoPendingByProject from './migrations/015_cargo_pending_by_projec
 import * as cacheTokens from './migrations/016_cache_tokens.js';
 import * as cancelListIdempotency from './migrations/017_cancel_list_idempotency.js';
 import * as sqliteStorageCounters from './migrations/018_sqlite_storage_counters.js';
+import * as modelPolicyBudgets from './migrations/019_model_policy_budgets.js';
 
 interface Migration {
   up(db: Kysely<any>, dialect: Database['dialect']): Promise<void>;
@@ -44,6 +45,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['016_cache_tokens', cacheTokens],
   ['017_cancel_list_idempotency', cancelListIdempotency],
   ['018_sqlite_storage_counters', sqliteStorageCounters],
+  ['019_model_policy_budgets', modelPolicyBudgets],
 ];
 
 export interface MigrationReport {

@@ -30,6 +30,10 @@ export interface Schema {
   project_storage: ProjectStorageTable;
   storage_changes: StorageChangesTable;
   idempotency_keys: IdempotencyKeysTable;
+  project_spend: ProjectSpendTable;
+  project_spend_days: ProjectSpendDaysTable;
+  spend_changes: SpendChangesTable;
+  budget_alerts: BudgetAlertsTable;
 }
 
 export interface ProjectsTable {
@@ -47,6 +51,12 @@ export interface ProjectsTable {
   /** Storage budget (src/store/storage-usage.ts): bytes accepted per UTC day, bytes held; null: the default. */
   daily_byte_budget: number | null;
   held_byte_budget: number | null;
+  /** JSON array of the model globs the project may use (migration 019); null: every model. */
+  allowed_models: string | null;
+  /** Spend budget: `default` (BARGE_DEFAULT_MONTHLY_BUDGET_USD), `none`, or `own` (the two below). */
+  budget_mode: Generated<'default' | 'none' | 'own'>;
+  monthly_budget_usd: number | null;
+  daily_budget_usd: number | null;
 }
 
 export interface ApiKeysTable {
@@ -80,6 +90,8 @@ export interface CargoTable {
   created_at: number;
   updated_at: number;
   batch_id: Generated<string | null>;
+  /** The spend estimate reserved at submit, in nano-USD (store/spend-usage.ts). */
+  reserved_nusd: Generated<number>;
 }
 
 /** What a cargo was sent with, written once: kept apart so status changes rewrite a narrow row. */
@@ -278,4 +290,34 @@ export interface ProjectStorageTable {
 export interface StorageChangesTable {
   project_id: string;
   bytes: number;
+}
+
+/** What a project's unfinished cargo reserve, in nano-USD (src/store/spend-usage.ts). */
+export interface ProjectSpendTable {
+  project_id: string;
+  reserved_nusd: number;
+}
+
+/** What a project's results cost, per UTC day (epoch ms of its midnight), in nano-USD. */
+export interface ProjectSpendDaysTable {
+  project_id: string;
+  day: number;
+  spent_nusd: number;
+}
+
+/** A stored result's cost and the reservation it releases, appended by a trigger on `results`. */
+export interface SpendChangesTable {
+  project_id: string;
+  day: number;
+  spent_nusd: number;
+  reserved_nusd: number;
+}
+
+/** A budget alert sent: once per project, period and threshold (percent). */
+export interface BudgetAlertsTable {
+  project_id: string;
+  period: 'month' | 'day';
+  starts: number;
+  threshold: number;
+  created_at: number;
 }

@@ -123,6 +123,52 @@ for (const backend of await backends({ childProcesses: true })) {
       assert.match(bad.stderr, /invalid byte budget '-5'/);
     });
 
+    test('project set-models and set-budget set, reset and refuse; the API applies them; usage shows the budgets', async () => {
+      const slug = uniqueSlug('policy');
+      ok(await cli('project', 'create', slug, '--json'));
+      const { key } = oneJsonObject(ok(await cli('key', 'create', slug, '--name', 'p', '--json')));
+      const models = oneJsonObject(
+        ok(await cli('project', 'set-models', slug, '--allow', 'claude-*,gpt-4o', '--json')),
+      );
+      assert.deepEqual(models.allowed_models, ['claude-*', 'gpt-4o']);
+      const refused = await h.app.request('POST', '/cargo/load', { key, body: mockBody('not on the list') });
+      assert.equal(refused.status, 403, refused.text);
+      assert.equal(refused.body.detail.error, 'model_not_allowed');
+      assert.match(ok(await cli('project', 'set-models', slug, '--all')).stdout, /may use every model/);
+      assert.equal((await h.app.request('POST', '/cargo/load', { key, body: mockBody('any model') })).status, 200);
+      failed(
+        await cli('project', 'set-models', slug, '--allow', 'bad pattern', '--json'),
+        /invalid allow 'bad pattern'/,
+      );
+      failed(await cli('project', 'set-models', slug, '--json'), /give --allow <patterns> or --all/);
+
+      const budget = oneJsonObject(
+        ok(await cli('project', 'set-budget', slug, '--monthly-usd', '25', '--daily-usd', '2.5', '--json')),
+      );
+      assert.deepEqual(budget.spend_budget, { monthly_usd: 25, daily_usd: 2.5 });
+      const usage = oneJsonObject(ok(await cli('usage', slug, '--json')));
+      assert.deepEqual(
+        usage.budgets.map((b: any) => [b.period, b.budget_usd, b.spent_usd, b.reserved_usd]),
+        [
+          ['month', 25, 0, 0],
+          ['day', 2.5, 0, 0],
+        ],
+      );
+      assert.match(
+        ok(await cli('usage', slug)).stdout,
+        /^Budget this month \(from .*\): \$0\.000000 spent \+ \$0\.000000 reserved of \$25\.000000$/m,
+      );
+      assert.equal(
+        oneJsonObject(ok(await cli('project', 'set-budget', slug, '--none', '--json'))).spend_budget,
+        'none',
+      );
+      assert.match(ok(await cli('project', 'set-budget', slug, '--default')).stdout, /Spend budget of .*: the default/);
+      assert.match(ok(await cli('usage', slug)).stdout, /^Spend budget: none$/m);
+      failed(await cli('project', 'set-budget', slug, '--monthly-usd', '-3', '--json'), /invalid --monthly-usd '-3'/);
+      failed(await cli('project', 'set-budget', slug, '--none', '--default', '--json'), /give one of --monthly-usd/);
+      failed(await cli('project', 'set-budget', 'no-such-project', '--none', '--json'), /no project 'no-such-project'/);
+    });
+
     test('project create, list, deactivate and activate', async () => {
       const slug = uniqueSlug('acme');
       const created = oneJsonObject(ok(await cli('project', 'create', slug, '--json')));

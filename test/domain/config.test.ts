@@ -137,6 +137,25 @@ describe('loadConfig', () => {
     );
   });
 
+  test('unlisted models: allowed in development, refused in production unless asked; the default budget', () => {
+    assert.equal(loadConfig({}).allowUnlistedModels, true);
+    assert.equal(loadConfig({ BARGE_ENV: 'production' }).allowUnlistedModels, false);
+    assert.equal(
+      loadConfig({ BARGE_ENV: 'production', BARGE_ALLOW_UNLISTED_MODELS: 'true' }).allowUnlistedModels,
+      true,
+    );
+    assert.equal(loadConfig({ BARGE_ALLOW_UNLISTED_MODELS: 'false' }).allowUnlistedModels, false);
+    assert.equal(loadConfig({}).defaultMonthlyBudgetUsd, null);
+    assert.equal(loadConfig({ BARGE_DEFAULT_MONTHLY_BUDGET_USD: '12.5' }).defaultMonthlyBudgetUsd, 12.5);
+    for (const bad of ['-1', 'ten', '1e3', '2000000000']) {
+      assert.throws(
+        () => loadConfig({ BARGE_DEFAULT_MONTHLY_BUDGET_USD: bad }),
+        /BARGE_DEFAULT_MONTHLY_BUDGET_USD/,
+        bad,
+      );
+    }
+  });
+
   test('empty and blank values mean the default; values are trimmed', () => {
     assert.equal(loadConfig({ PORT: '' }).port, 8080);
     assert.equal(loadConfig({ PORT: '   ' }).port, 8080);

@@ -50,6 +50,12 @@ const ENTRIES: { [K in keyof Catalogue]: { code: string; args: Parameters<Catalo
   cannotCancel: { code: 'cannot_cancel', args: ['crg_01jd5q3k8m9x2v4w6y8z0a1b2c', 'processing'] },
   invalidIdempotencyKey: { code: 'invalid_idempotency_key', args: [] },
   idempotencyKeyReused: { code: 'idempotency_key_reused', args: [] },
+  modelNotAllowed: { code: 'model_not_allowed', args: ['gpt-4o'] },
+  budgetExceeded: {
+    code: 'budget_exceeded',
+    args: [{ period: 'month', budgetUsd: 10, spentUsd: 9.5, reservedUsd: 0.25 }],
+  },
+  unpricedModel: { code: 'unpriced_model', args: ['openai/gpt-5-preview'] },
   routeNotFound: { code: 'route_not_found', args: ['GET', '/nowhere'] },
   methodNotAllowed: { code: 'method_not_allowed', args: ['PUT', ['GET', 'HEAD']] },
   badPathEncoding: { code: 'bad_path_encoding', args: [] },
@@ -86,10 +92,10 @@ describe('the error catalogue', () => {
     }
   });
 
-  test('a structured detail (409/410/422) names its code as `error`; the others are strings', () => {
+  test('a structured detail (402/409/410/422, the 403 model_not_allowed) names its code as `error`; the others are strings', () => {
     for (const name of names) {
       const error = build(name);
-      if ([409, 410, 422].includes(error.statusCode)) {
+      if ([402, 409, 410, 422].includes(error.statusCode) || error.code === 'model_not_allowed') {
         assert.equal(typeof error.detail, 'object', name);
         assert.equal((error.detail as { error: string }).error, error.code, name);
       } else {

@@ -99,6 +99,7 @@ for (const backend of await backends()) {
       assert.deepEqual(await usage(key), {
         data: [{ date: day(clock.now()), model: 'svc-mock', ...counts }],
         totals: { ...counts, savings_usd: 0 },
+        budgets: [],
       });
 
       // The stored rows, each result on its own.
@@ -138,7 +139,7 @@ for (const backend of await backends()) {
         cost_usd: 0,
         standard_cost_usd: 0,
       };
-      assert.deepEqual(await usage(other.key), { data: [], totals: { ...zeros, savings_usd: 0 } });
+      assert.deepEqual(await usage(other.key), { data: [], totals: { ...zeros, savings_usd: 0 }, budgets: [] });
       assert.equal((await h.app.request('GET', '/usage')).status, 401);
     });
 

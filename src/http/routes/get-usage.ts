@@ -48,6 +48,20 @@ export const UsageResponse = Type.Object(
       ...counts,
       savings_usd: usd('standard_cost_usd − cost_usd: what batching saved.'),
     }),
+    budgets: Type.Array(
+      Type.Object({
+        period: Type.Union([Type.Literal('month'), Type.Literal('day')], {
+          description: 'The UTC calendar month, or the UTC day.',
+        }),
+        starts: Type.String({ description: 'When the period began, ISO 8601 (UTC).' }),
+        budget_usd: Type.Number(),
+        spent_usd: Type.Number({ description: 'The cost of the results stored in the period.' }),
+        reserved_usd: Type.Number({
+          description: 'The estimates of accepted cargo not yet finished (a submit must fit with them).',
+        }),
+      }),
+      { description: "The project's spend budgets now, whatever the range asked (empty when it has none)." },
+    ),
   },
   {
     examples: [
@@ -89,6 +103,15 @@ export const UsageResponse = Type.Object(
           standard_cost_usd: 2.676,
           savings_usd: 1.338,
         },
+        budgets: [
+          {
+            period: 'month',
+            starts: '2026-11-01T00:00:00.000Z',
+            budget_usd: 250,
+            spent_usd: 1.338,
+            reserved_usd: 0.42,
+          },
+        ],
       },
     ],
   },
@@ -97,6 +120,8 @@ export const UsageResponse = Type.Object(
 export interface UsageRouteDeps {
   database: Database;
   clock: Clock;
+  /** BARGE_DEFAULT_MONTHLY_BUDGET_USD, for the budgets block. */
+  defaultMonthlyBudgetUsd: number | null;
 }
 
 export function registerGetUsage(app: CargoScope, deps: UsageRouteDeps): void {
@@ -129,7 +154,7 @@ export function registerGetUsage(app: CargoScope, deps: UsageRouteDeps): void {
           input ? { path: input.name, message: `'${input.value}': ${input.problem}` } : { path: '', message },
         ]);
       }
-      return { data: report.value.data, totals: report.value.totals };
+      return { data: report.value.data, totals: report.value.totals, budgets: report.value.budgets };
     },
   );
 }

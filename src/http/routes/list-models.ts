@@ -1,7 +1,9 @@
 /** GET /models: the models this deployment serves (the catalog's routable ones, and svc-mock), with where each goes. */
 import { Type } from 'typebox';
 import { billedPrices, MOCK_PRICES, PROVIDER_NAMES } from '../../domain/model-catalog.js';
+import { allowlistOf } from '../../domain/model-policy.js';
 import { type RoutingTable, routableModels } from '../../domain/model-routing.js';
+import { authOf } from '../auth.js';
 import type { CargoScope } from '../cargo-routes.js';
 import { apiKeySecurity, authErrorResponses } from '../schemas.js';
 
@@ -91,12 +93,16 @@ export function registerListModels(app: CargoScope, deps: { models: RoutingTable
       schema: {
         summary: 'List the models served here',
         description:
-          "The catalog's models whose provider is enabled in this deployment, each with the route it takes, and svc-mock. Provider-qualified names (anthropic/<model>, openai/<model>, bedrock/<model id>) and Bedrock ARNs are accepted as params.model too when their provider is enabled.",
+          "The catalog's models whose provider is enabled in this deployment, each with the route it takes, and svc-mock; only those the caller's project may use (its allowlist). A provider-qualified name (anthropic/<model>, openai/<model>, bedrock/<model id>) or a Bedrock ARN is accepted as params.model too: as the catalog model whose route it names, or, when the catalog lists none, only where BARGE_ALLOW_UNLISTED_MODELS is true.",
         tags: ['models'],
         security: apiKeySecurity,
         response: { 200: ModelsResponse, ...authErrorResponses },
       },
     },
-    async () => ({ data }),
+    // Only what the caller's project may use: its allowlist against each catalog id.
+    async (request) => {
+      const allowed = allowlistOf(authOf(request).allowedModels);
+      return { data: data.filter((m) => allowed(m.id)) };
+    },
   );
 }

@@ -7,11 +7,14 @@ import type { Clock } from '../../domain/clock.js';
 import { errors, type FieldError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
 import { jsonMemberText } from '../../domain/json-text.js';
+import { billedPrices } from '../../domain/model-catalog.js';
 import { checkModelParams } from '../../domain/model-params.js';
+import { allowlistOf, isUnlisted, policyName, unlistedMessage } from '../../domain/model-policy.js';
 import { type RoutingTable, routeModel } from '../../domain/model-routing.js';
 import { checkRequestSurface } from '../../domain/request-rules.js';
 import { Messages, type ModelInput, ModelInputSchema, optionalModelSettings } from '../../domain/request-surface.js';
 import { checkRouteParts } from '../../domain/route-parts.js';
+import { estimateNano, hasBudget } from '../../domain/spend.js';
 import { cargoRowBytes, type NewCargo } from '../../store/cargo/insert.js';
 import type { Database } from '../../store/database.js';
 import { findIdempotentCargo } from '../../store/idempotency-keys.js';
@@ -20,6 +23,7 @@ import type { CargoScope } from '../cargo-routes.js';
 import type { DiskGuard } from '../disk-guard.js';
 import { rawBodyOf } from '../request-body.js';
 import { apiKeySecurity, authErrorResponses, ErrorBody } from '../schemas.js';
+import type { SpendBudget } from '../spend-budget.js';
 import type { StorageBudget } from '../storage-budget.js';
 import { Callback, checkTarget, type TargetRules, targetAddressProblems } from './delivery-target.js';
 
@@ -175,6 +179,10 @@ export interface LoadCargoDeps {
   targets: TargetRules;
   /** The project's storage budget, and the service's storage floor (null: nothing to guard). */
   storage: { budget: StorageBudget; disk: DiskGuard | null };
+  /** Whether models the catalog does not list are accepted (BARGE_ALLOW_UNLISTED_MODELS). */
+  policy: { allowUnlistedModels: boolean };
+  /** The project's spend budgets. */
+  spend: SpendBudget;
 }
 
 export function registerLoadCargo(app: CargoScope, deps: LoadCargoDeps): void {
@@ -310,7 +318,9 @@ export function registerLoadCargo(app: CargoScope, deps: LoadCargoDeps): void {
       });
       problems.push(...surface.problems);
       const routing = routeModel(body.params.model, deps.models.catalog, deps.models.enabled);
-      if (routing.ok) {
+      if (routing.ok && !deps.policy.allowUnlistedModels && isUnlisted(routing.route)) {
+        problems.push({ path: '/params/model', message: unlistedMessage(body.params.model) });
+      } else if (routing.ok) {
         problems.push(...checkRouteParts(routing.route.provider, surface.parts));
         problems.push(
           ...checkModelParams({
@@ -327,10 +337,22 @@ export function registerLoadCargo(app: CargoScope, deps: LoadCargoDeps): void {
       if (body.callback) problems.push(...targetAddressProblems(body.callback, deps.targets));
       if (problems.length > 0 || !routing.ok) throw errors.invalidBody(problems);
       const { route } = routing;
+      // The project's model policy (403), then its spend budget (402): only a valid body gets here.
+      if (!allowlistOf(auth.allowedModels)(policyName(body.params.model, route))) {
+        throw errors.modelNotAllowed(body.params.model);
+      }
       const target = body.callback ? await checkTarget(deps.targets, auth.projectId, body.callback) : null;
 
       const now = deps.clock.now();
       const requests = toProviderRequests(body);
+      // Estimated only for a project with a budget: the others reserve nothing and pay no walk.
+      const budgets = deps.spend.budgetsOf(auth);
+      let estimate = 0;
+      if (hasBudget(budgets)) {
+        const prices = billedPrices(route.provider, route.entry);
+        if (prices === null) throw errors.unpricedModel(body.params.model);
+        estimate = estimateNano(prices, requests);
+      }
       const request_json = storedRequestText(requests);
       const cargoId = newId('crg', now);
       const row: NewCargo = {
@@ -350,11 +372,13 @@ export function registerLoadCargo(app: CargoScope, deps: LoadCargoDeps): void {
         callback: target ? JSON.stringify(target) : null,
         created_at: now,
         updated_at: now,
+        reserved_nusd: estimate,
       };
       if (idempotency) row.idempotency = idempotency;
       const bytes = cargoRowBytes(row);
       await deps.storage.disk?.check(bytes);
       await deps.storage.budget.check(auth, bytes);
+      if (hasBudget(budgets)) await deps.spend.check(auth.projectId, budgets, estimate);
       try {
         await deps.writeCargo(row);
       } catch (err) {
@@ -364,6 +388,7 @@ export function registerLoadCargo(app: CargoScope, deps: LoadCargoDeps): void {
         throw err;
       }
       deps.storage.budget.accepted(auth.projectId, bytes, now);
+      deps.spend.accepted(auth.projectId, estimate);
       return loaded(cargoId);
     },
   );

@@ -1,9 +1,11 @@
 /** API keys: create, list, deactivate, look up by hash, and record use. */
 import { apiKeyPrefix, generateApiKey, hashApiKey } from '../../domain/api-keys.js';
 import { newId } from '../../domain/ids.js';
+import type { SpendSetting } from '../../domain/spend.js';
 import { bumpAuthChanges } from '../auth-changes.js';
 import type { Database } from '../database.js';
 import type { ApiKeysTable } from '../schema.js';
+import { parseAllowedModels, spendSettingOf } from './projects.js';
 
 export interface ApiKey {
   id: string;
@@ -90,6 +92,10 @@ export interface KeyCredentials {
   /** The project's storage budget; null: the configured default. */
   projectDailyByteBudget: number | null;
   projectHeldByteBudget: number | null;
+  /** The project's model allowlist (globs); null: every model. */
+  projectAllowedModels: string[] | null;
+  /** The project's spend budget setting. */
+  projectSpend: SpendSetting;
 }
 
 export async function findKeyCredentials(database: Database, keyHash: string): Promise<KeyCredentials | undefined> {
@@ -106,6 +112,10 @@ export async function findKeyCredentials(database: Database, keyHash: string): P
       'p.rate_limit_max',
       'p.daily_byte_budget',
       'p.held_byte_budget',
+      'p.allowed_models',
+      'p.budget_mode',
+      'p.monthly_budget_usd',
+      'p.daily_budget_usd',
     ])
     .where('k.key_hash', '=', keyHash)
     .executeTakeFirst();
@@ -120,6 +130,8 @@ export async function findKeyCredentials(database: Database, keyHash: string): P
     projectRateLimitMax: row.rate_limit_max,
     projectDailyByteBudget: row.daily_byte_budget === null ? null : Number(row.daily_byte_budget),
     projectHeldByteBudget: row.held_byte_budget === null ? null : Number(row.held_byte_budget),
+    projectAllowedModels: parseAllowedModels(row.allowed_models),
+    projectSpend: spendSettingOf(row),
   };
 }
 

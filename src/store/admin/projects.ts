@@ -1,5 +1,7 @@
 /** Projects: create, list, activate, settings, webhook secrets and notification mail. */
+import type { Insertable, Selectable } from 'kysely';
 import { newId } from '../../domain/ids.js';
+import type { SpendSetting } from '../../domain/spend.js';
 import {
   generateWebhookSecret,
   isPlaintextWebhookSecret,
@@ -18,11 +20,33 @@ export interface Project {
   /** The project's storage budget (bytes accepted per UTC day, bytes held); null: the configured default. */
   dailyByteBudget: number | null;
   heldByteBudget: number | null;
+  /** The model globs the project may use; null: every model (migration 019). */
+  allowedModels: string[] | null;
+  /** The project's spend budget setting (domain/spend.ts). */
+  spend: SpendSetting;
   createdAt: number;
   updatedAt: number;
 }
 
-function toProject(row: ProjectsTable): Project {
+/** The stored allowlist (JSON array of globs), or null for every model. */
+export function parseAllowedModels(stored: string | null | undefined): string[] | null {
+  // undefined: a row read before migration 019 (the upgrade tests).
+  return stored == null ? null : (JSON.parse(stored) as string[]);
+}
+
+export function spendSettingOf(row: {
+  budget_mode: string;
+  monthly_budget_usd: number | null;
+  daily_budget_usd: number | null;
+}): SpendSetting {
+  return {
+    mode: row.budget_mode === 'none' || row.budget_mode === 'own' ? row.budget_mode : 'default',
+    monthlyUsd: row.monthly_budget_usd == null ? null : Number(row.monthly_budget_usd),
+    dailyUsd: row.daily_budget_usd == null ? null : Number(row.daily_budget_usd),
+  };
+}
+
+function toProject(row: Selectable<ProjectsTable>): Project {
   return {
     id: row.id,
     slug: row.slug,
@@ -30,6 +54,8 @@ function toProject(row: ProjectsTable): Project {
     rateLimitMax: row.rate_limit_max,
     dailyByteBudget: row.daily_byte_budget === null ? null : Number(row.daily_byte_budget),
     heldByteBudget: row.held_byte_budget === null ? null : Number(row.held_byte_budget),
+    allowedModels: parseAllowedModels(row.allowed_models),
+    spend: spendSettingOf(row),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -47,7 +73,7 @@ export async function createProject(
 ): Promise<(Project & { webhookSecret: string }) | 'slug_taken'> {
   const id = newId('prj', now);
   const secret = generateWebhookSecret();
-  const row: ProjectsTable = {
+  const row: Insertable<ProjectsTable> = {
     id,
     slug,
     is_active: 1,
@@ -60,6 +86,8 @@ export async function createProject(
     notification_email: null,
     daily_byte_budget: null,
     held_byte_budget: null,
+    // The model policy and spend budget columns (migration 019) keep their defaults (every model,
+    // the default budget): left out, so the upgrade tests can create projects on older schemas.
   };
   // ON CONFLICT DO NOTHING turns a duplicate slug (even one racing in from another process) into
   // an empty result instead of an exception.
@@ -74,6 +102,11 @@ export async function createProject(
 
 export async function findProjectBySlug(database: Database, slug: string): Promise<Project | undefined> {
   const row = await database.read.selectFrom('projects').selectAll().where('slug', '=', slug).executeTakeFirst();
+  return row && toProject(row);
+}
+
+export async function findProjectById(database: Database, id: string): Promise<Project | undefined> {
+  const row = await database.read.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
   return row && toProject(row);
 }
 
@@ -125,6 +158,52 @@ export async function setProjectStorageBudget(
         updated_at: now,
         ...(budget.dailyBytes === undefined ? {} : { daily_byte_budget: budget.dailyBytes }),
         ...(budget.heldBytes === undefined ? {} : { held_byte_budget: budget.heldBytes }),
+      })
+      .where('slug', '=', slug)
+      .returningAll()
+      .executeTakeFirst();
+    if (row) await bumpAuthChanges(tx);
+    return row && toProject(row);
+  });
+}
+
+/**
+ * Sets a project's model allowlist (null: every model). Bumps the auth change counter: every API
+ * process reads the new list with the project's keys.
+ */
+export async function setProjectModels(
+  database: Database,
+  slug: string,
+  patterns: string[] | null,
+  now: number,
+): Promise<Project | undefined> {
+  return database.write.transaction().execute(async (tx) => {
+    const row = await tx
+      .updateTable('projects')
+      .set({ allowed_models: patterns === null ? null : JSON.stringify(patterns), updated_at: now })
+      .where('slug', '=', slug)
+      .returningAll()
+      .executeTakeFirst();
+    if (row) await bumpAuthChanges(tx);
+    return row && toProject(row);
+  });
+}
+
+/** Sets a project's spend budget setting; bumps the auth change counter as the allowlist does. */
+export async function setProjectSpendBudget(
+  database: Database,
+  slug: string,
+  setting: SpendSetting,
+  now: number,
+): Promise<Project | undefined> {
+  return database.write.transaction().execute(async (tx) => {
+    const row = await tx
+      .updateTable('projects')
+      .set({
+        budget_mode: setting.mode,
+        monthly_budget_usd: setting.monthlyUsd,
+        daily_budget_usd: setting.dailyUsd,
+        updated_at: now,
       })
       .where('slug', '=', slug)
       .returningAll()

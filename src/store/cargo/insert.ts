@@ -9,7 +9,7 @@ export type NewCargo = Insertable<CargoTable> &
   Omit<CargoRequestsTable, 'cargo_id'> & { idempotency?: { key: string; bodySha256: string } };
 
 /** Parameters a cargo row binds (the wider of its two statements). */
-const CARGO_COLUMNS = 14;
+const CARGO_COLUMNS = 15;
 
 /** The bytes a cargo row carries (its request and metadata), for bounding groups and statements. */
 export function cargoRowBytes(row: NewCargo): number {
@@ -36,7 +36,12 @@ export function cargoInsertStatements(database: Database, all: NewCargo[]): Comp
     return [
       db
         .insertInto('cargo')
-        .values(rows.map(({ request: _, metadata: __, idempotency: ___, ...row }) => row))
+        .values(
+          rows.map(({ request: _, metadata: __, idempotency: ___, ...row }) => ({
+            ...row,
+            reserved_nusd: row.reserved_nusd ?? 0,
+          })),
+        )
         .compile(),
       db
         .insertInto('cargo_requests')
