@@ -12,13 +12,16 @@ import type { AuthContext } from './auth.js';
  * A project's spend budgets at submit (decisions.md, "Model policy and spend budgets"). The
  * counters live in the database (store/spend-usage.ts, moved in the insert's transaction); this
  * process reads a project's counters at most every `checkMs` (BARGE_STORAGE_CHECK_MS, as the
- * storage budget does) and adds what it reserved itself meanwhile. So a project without a budget
- * costs nothing, one with a budget costs no query on most requests, and with several API processes
- * a project can overshoot a budget by at most what the other processes accepted for it within
- * `checkMs`, plus the requests in flight at that moment.
+ * storage budget does) and adds what it reserved itself: a check that passes counts its estimate
+ * at once, before the insert (and gives it back if the insert fails), so concurrent requests to
+ * one process never pass a budget together. So a project without a budget costs nothing, one with
+ * a budget costs no query on most requests, and with several API processes a project can
+ * overshoot a budget by at most what the other processes accepted for it within `checkMs`.
  */
 export class SpendBudget {
   private readonly spend = new Map<string, { spend: Spend; readAt: number }>();
+  /** Estimates whose check passed and whose insert has not ended yet, by project. */
+  private readonly inFlight = new Map<string, number>();
   private readonly reads = new Map<string, Promise<Spend>>();
 
   constructor(
@@ -32,9 +35,14 @@ export class SpendBudget {
     return budgetsOf(auth.spend, this.options.defaultMonthlyUsd);
   }
 
-  /** Throws the 402 when reserving `estimate` (nano-USD) more would pass one of `budgets`. */
+  /**
+   * Throws the 402 when reserving `estimate` (nano-USD) more would pass one of `budgets`; else
+   * counts it as in flight until `settle`. Nothing awaits between the comparison and the count.
+   */
   async check(projectId: string, budgets: Budgets, estimate: number): Promise<void> {
-    const spend = await this.current(projectId);
+    const read = await this.current(projectId);
+    const inFlight = this.inFlight.get(projectId) ?? 0;
+    const spend = { ...read, reserved: read.reserved + inFlight };
     const passed = budgetPassed(budgets, spend, estimate);
     if (passed) {
       throw errors.budgetExceeded({
@@ -44,12 +52,16 @@ export class SpendBudget {
         reservedUsd: nanoToUsd(passed.reserved),
       });
     }
+    this.inFlight.set(projectId, inFlight + estimate);
   }
 
-  /** What this process just committed counts at once, before its next read of the counters. */
-  accepted(projectId: string, estimate: number): void {
+  /** The insert of a checked estimate ended: committed, it counts until the next read of the counters. */
+  settle(projectId: string, estimate: number, committed: boolean): void {
+    const left = (this.inFlight.get(projectId) ?? 0) - estimate;
+    if (left > 0) this.inFlight.set(projectId, left);
+    else this.inFlight.delete(projectId);
     const entry = this.spend.get(projectId);
-    if (entry) entry.spend = { ...entry.spend, reserved: entry.spend.reserved + estimate };
+    if (committed && entry) entry.spend = { ...entry.spend, reserved: entry.spend.reserved + estimate };
   }
 
   private async current(projectId: string): Promise<Spend> {
