@@ -1,9 +1,9 @@
 /**
  * The spend counters of a project (migration 019), kept as the storage counters are
  * (store/storage-usage.ts): the cargo insert adds its reservations to `project_spend` in its own
- * transaction (the group commit's, Database.writeAll) and folds the project's `spend_changes`
- * (results stored: their cost, and the reservation each releases) into `project_spend` and
- * `project_spend_days`. A read is the project's row, its days of the month and its few changes
+ * transaction (the group commit's, Database.writeAll); results stored (their cost, and the
+ * reservation each releases) move `project_spend` and `project_spend_days` through a trigger: on
+ * PostgreSQL through `spend_changes`, which the insert folds for its projects; on SQLite directly. A read is the project's row, its days of the month and its few changes
  * not folded yet: nothing sums a table of results.
  */
 import { type CompiledQuery, type Kysely, sql } from 'kysely';
@@ -41,15 +41,15 @@ export function reservedCargoStatements(
 }
 
 /**
- * Moves the projects' change rows into their counters and deletes them. PostgreSQL deletes and
- * sums in one statement (a change a concurrent collector adds meanwhile is folded next time,
- * never lost); SQLite has one writer, so the sums and the delete see the same rows.
+ * Moves the projects' change rows into their counters and deletes them, in one statement: a
+ * change a concurrent collector adds meanwhile is folded next time, never lost. Only PostgreSQL
+ * has change rows: SQLite's trigger moves the counters itself (migration 019).
  */
 function foldChanges(db: Kysely<Schema>, dialect: Dialect, projectIds: string[]): CompiledQuery[] {
+  if (dialect !== 'postgres') return [];
   const ids = sql.join(projectIds);
-  if (dialect === 'postgres') {
-    return [
-      sql`with gone as (delete from spend_changes where project_id in (${ids})
+  return [
+    sql`with gone as (delete from spend_changes where project_id in (${ids})
           returning project_id, day, spent_nusd, reserved_nusd),
         released as (update project_spend set reserved_nusd = project_spend.reserved_nusd + s.reserved
           from (select project_id, sum(reserved_nusd) as reserved from gone group by project_id) s
@@ -58,24 +58,6 @@ function foldChanges(db: Kysely<Schema>, dialect: Dialect, projectIds: string[])
           select project_id, day, sum(spent_nusd) from gone where spent_nusd <> 0 group by project_id, day
         on conflict (project_id, day) do update
           set spent_nusd = project_spend_days.spent_nusd + excluded.spent_nusd`.compile(db),
-    ];
-  }
-  return [
-    db
-      .updateTable('project_spend')
-      .set({
-        reserved_nusd: sql`reserved_nusd + (select coalesce(sum(s.reserved_nusd), 0) from spend_changes s
-          where s.project_id = project_spend.project_id)`,
-      })
-      .where('project_id', 'in', projectIds)
-      .compile(),
-    // `where true` tells SQLite's parser the upsert's ON CONFLICT is not a join's.
-    sql`insert into project_spend_days (project_id, day, spent_nusd)
-      select project_id, day, sum(spent_nusd) from spend_changes
-      where project_id in (${ids}) and spent_nusd <> 0 group by project_id, day having true
-      on conflict (project_id, day) do update
-        set spent_nusd = project_spend_days.spent_nusd + excluded.spent_nusd`.compile(db),
-    db.deleteFrom('spend_changes').where('project_id', 'in', projectIds).compile(),
   ];
 }
 

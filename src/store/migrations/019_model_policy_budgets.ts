@@ -11,10 +11,11 @@ import { type Kysely, sql } from 'kysely';
  * - `project_spend` (one row per project: what its unfinished cargo reserve) and
  *   `project_spend_days` (what its results cost, per UTC day): counters moved by the cargo insert
  *   (the group commit's transaction), as `project_storage` is.
- * - `spend_changes`: what a stored result costs and the reservation it releases, appended by
- *   triggers on `results` (every end of a cargo stores one: completed, failed, canceled,
+ * - `spend_changes`: what a stored result costs and the reservation it releases, appended by a
+ *   trigger on `results` (every end of a cargo stores one: completed, failed, canceled,
  *   expired), folded into the counters by the next group commit of the project; a reader adds
- *   what is not folded yet. Append-only, for the reason given in migration 007.
+ *   what is not folded yet. Append-only, for the reason given in migration 007; on PostgreSQL
+ *   only: SQLite's trigger moves the counters itself.
  * - `budget_alerts`: the alerts sent, one row per project, period and threshold: the primary key
  *   makes each one once, across processes.
  */
@@ -81,12 +82,17 @@ export async function up(db: Kysely<any>, dialect: 'sqlite' | 'postgres'): Promi
         referencing new table as spend_stored for each statement execute function barge_results_spend()`)
       .execute(db);
   } else {
+    // SQLite has one writer: the trigger moves the counters itself (as migration 018 does for
+    // storage), instead of a change row per result in its project's part of an index.
     await sql
       .raw(`create trigger results_spend after insert on results begin
-        insert into spend_changes (project_id, day, spent_nusd, reserved_nusd)
-          select c.project_id, ${day('new')}, ${spent('new')}, -c.reserved_nusd
-          from cargo c where c.id = new.cargo_id
-            and (c.reserved_nusd <> 0 or coalesce(new.cost_usd, 0) <> 0);
+        update project_spend set reserved_nusd = reserved_nusd
+            - (select c.reserved_nusd from cargo c where c.id = new.cargo_id)
+          where project_id = (select c.project_id from cargo c where c.id = new.cargo_id and c.reserved_nusd <> 0);
+        insert into project_spend_days (project_id, day, spent_nusd)
+          select c.project_id, ${day('new')}, ${spent('new')} from cargo c
+          where c.id = new.cargo_id and coalesce(new.cost_usd, 0) <> 0
+          on conflict (project_id, day) do update set spent_nusd = project_spend_days.spent_nusd + excluded.spent_nusd;
       end`)
       .execute(db);
   }
