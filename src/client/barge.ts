@@ -237,7 +237,7 @@ function causeText(err: unknown): string {
   return cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err));
 }
 
-export function queryString(query: Record<string, string | number | undefined>): string {
+function queryString(query: Record<string, string | number | undefined>): string {
   const params = new URLSearchParams();
   for (const [name, value] of Object.entries(query)) if (value !== undefined) params.set(name, String(value));
   const text = params.toString();

@@ -42,7 +42,7 @@ function tagged<T extends TSchema[]>(tag: string, shapes: [...T], description: s
   });
 }
 
-export const CacheControl = Type.Object(
+const CacheControl = Type.Object(
   { type: Type.Literal('ephemeral'), ttl: Type.Optional(Type.Enum(['5m', '1h'])) },
   {
     ...closed,
@@ -75,7 +75,7 @@ const sourceUrl = Type.String({
   description: 'Fetched by the provider, never by barge.',
 });
 
-export const ImageBlock = Type.Object(
+const ImageBlock = Type.Object(
   {
     type: Type.Literal('image'),
     source: tagged(
@@ -98,7 +98,7 @@ export const ImageBlock = Type.Object(
   closed,
 );
 
-export const DocumentBlock = Type.Object(
+const DocumentBlock = Type.Object(
   {
     type: Type.Literal('document'),
     source: tagged(
@@ -213,7 +213,7 @@ export const Tool = Type.Union([CustomTool, ServerTool]);
 
 const parallel = { disable_parallel_tool_use: Type.Optional(Type.Boolean()) };
 
-export const ToolChoice = tagged(
+const ToolChoice = tagged(
   'type',
   [
     Type.Object({ type: Type.Literal('auto'), ...parallel }, closed),
@@ -244,7 +244,7 @@ export const Thinking = tagged(
   'Extended thinking: `enabled` with a `budget_tokens`, `adaptive` or `disabled`.',
 );
 
-export const OutputConfig = Type.Object(
+const OutputConfig = Type.Object(
   {
     effort: Type.Optional(Type.Enum(['low', 'medium', 'high', 'xhigh', 'max'])),
     format: Type.Optional(
@@ -258,7 +258,7 @@ export const OutputConfig = Type.Object(
 );
 
 /** Every setting of a request but `model` and `messages`: shared in `params`, or a record's own. */
-export const modelSettings = {
+const modelSettings = {
   max_tokens: Type.Integer({ minimum: 1, maximum: SURFACE_LIMITS.maxTokensLimit, description: 'Default 1024.' }),
   system: Type.Union([Type.String(), Type.Array(TextBlock, { maxItems: SURFACE_LIMITS.maxContentBlocks })], {
     description: 'System prompt: a string, or text blocks (which may carry `cache_control`).',

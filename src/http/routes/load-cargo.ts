@@ -141,7 +141,7 @@ export const LoadCargoBody = Type.Object(
   },
 );
 type LoadCargoBody = Static<typeof LoadCargoBody>;
-/** `params` as accepted (test/types/sdk-params.test.ts proves the SDK's create params of the listed fields fit). */
+/** `params` as accepted (test/http/sdk-params.test.ts proves the SDK's create params of the listed fields fit). */
 export type LoadCargoParams = Static<typeof Params>;
 
 export const LoadCargoResponse = Type.Object(

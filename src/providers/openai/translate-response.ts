@@ -83,7 +83,7 @@ export function modelMessageOf(completion: ChatCompletion): ModelMessage {
  * A tool call's arguments as the tool_use block's `input`. The model does not always produce JSON:
  * text that is not a JSON object is kept whole as `{arguments: <text>}`, never lost.
  */
-export function toolInput(args: string): Record<string, unknown> {
+function toolInput(args: string): Record<string, unknown> {
   try {
     const parsed: unknown = JSON.parse(args);
     if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed))
