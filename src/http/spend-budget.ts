@@ -16,7 +16,11 @@ import type { AuthContext } from './auth.js';
  * at once, before the insert (and gives it back if the insert fails), so concurrent requests to
  * one process never pass a budget together. So a project without a budget costs nothing, one with
  * a budget costs no query on most requests, and with several API processes a project can
- * overshoot a budget by at most what the other processes accepted for it within `checkMs`.
+ * overshoot a budget by at most what the other processes accepted for it between one read's
+ * snapshot and `checkMs` after that read returned, their inserts in flight at the snapshot
+ * included (test/http/spend-overshoot.test.ts). One gap: an insert that commits after a read's
+ * snapshot and settles before the read returns is counted in neither, so this process misses it
+ * until its next read.
  */
 export class SpendBudget {
   private readonly spend = new Map<string, { spend: Spend; readAt: number }>();
