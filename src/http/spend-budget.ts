@@ -8,24 +8,35 @@ import type { Database } from '../store/database.js';
 import { readSpend } from '../store/spend-usage.js';
 import type { AuthContext } from './auth.js';
 
+/** A checked estimate of one submit (nano-USD). */
+export interface Reservation {
+  projectId: string;
+  estimate: number;
+  /** The commit's number once the insert committed; null while it runs. */
+  committed: number | null;
+}
+
 /**
  * A project's spend budgets at submit (decisions.md, "Model policy and spend budgets"). The
  * counters live in the database (store/spend-usage.ts, moved in the insert's transaction); this
  * process reads a project's counters at most every `checkMs` (BARGE_STORAGE_CHECK_MS, as the
  * storage budget does) and adds what it reserved itself: a check that passes counts its estimate
- * at once, before the insert (and gives it back if the insert fails), so concurrent requests to
- * one process never pass a budget together. So a project without a budget costs nothing, one with
- * a budget costs no query on most requests, and with several API processes a project can
- * overshoot a budget by at most what the other processes accepted for it between one read's
- * snapshot and `checkMs` after that read returned, their inserts in flight at the snapshot
- * included (test/http/spend-overshoot.test.ts). One gap: an insert that commits after a read's
- * snapshot and settles before the read returns is counted in neither, so this process misses it
- * until its next read.
+ * at once, before the insert (and gives it back if the insert fails), and keeps counting it until
+ * a read begun after its commit holds it; so requests to one process never pass a budget, however
+ * many at once. A project without a budget costs nothing, one with a budget costs no query on
+ * most requests, and with several API processes a project can overshoot a budget by at most what
+ * the other processes accepted for it between one read's snapshot and `checkMs` after that read
+ * returned, their inserts in flight at the snapshot included (test/http/spend-overshoot.test.ts).
  */
 export class SpendBudget {
   private readonly spend = new Map<string, { spend: Spend; readAt: number }>();
-  /** Estimates whose check passed and whose insert has not ended yet, by project. */
-  private readonly inFlight = new Map<string, number>();
+  /**
+   * What this process reserved that its last read of a project's counters may not hold: checks
+   * whose insert has not ended (`committed` null), and inserts committed after that read began.
+   */
+  private readonly unread = new Map<string, Reservation[]>();
+  /** Counts commits, so a read knows which ones it holds: those before it began. */
+  private commits = 0;
   private readonly reads = new Map<string, Promise<Spend>>();
 
   constructor(
@@ -41,13 +52,14 @@ export class SpendBudget {
 
   /**
    * Throws the 402 when reserving `estimate` (nano-USD) more would pass one of `budgets`; else
-   * counts it as in flight until `settle`. Nothing awaits between the comparison and the count.
+   * counts it until `settle` says how its insert ended. Nothing awaits between the comparison and
+   * the count, so concurrent requests never pass a budget together.
    */
-  async check(projectId: string, budgets: Budgets, estimate: number): Promise<void> {
+  async check(projectId: string, budgets: Budgets, estimate: number): Promise<Reservation> {
     const read = await this.current(projectId);
-    const inFlight = this.inFlight.get(projectId) ?? 0;
-    const spend = { ...read, reserved: read.reserved + inFlight };
-    const passed = budgetPassed(budgets, spend, estimate);
+    const unread = this.unread.get(projectId) ?? [];
+    const reserved = unread.reduce((sum, r) => sum + r.estimate, read.reserved);
+    const passed = budgetPassed(budgets, { ...read, reserved }, estimate);
     if (passed) {
       throw errors.budgetExceeded({
         period: passed.period,
@@ -56,16 +68,22 @@ export class SpendBudget {
         reservedUsd: nanoToUsd(passed.reserved),
       });
     }
-    this.inFlight.set(projectId, inFlight + estimate);
+    const reservation: Reservation = { projectId, estimate, committed: null };
+    unread.push(reservation);
+    this.unread.set(projectId, unread);
+    return reservation;
   }
 
-  /** The insert of a checked estimate ended: committed, it counts until the next read of the counters. */
-  settle(projectId: string, estimate: number, committed: boolean): void {
-    const left = (this.inFlight.get(projectId) ?? 0) - estimate;
-    if (left > 0) this.inFlight.set(projectId, left);
-    else this.inFlight.delete(projectId);
-    const entry = this.spend.get(projectId);
-    if (committed && entry) entry.spend = { ...entry.spend, reserved: entry.spend.reserved + estimate };
+  /** The insert of a checked reservation ended: committed, it counts until a read begun after it holds it. */
+  settle(reservation: Reservation, committed: boolean): void {
+    if (committed) reservation.committed = ++this.commits;
+    else this.forget(reservation.projectId, (r) => r === reservation);
+  }
+
+  private forget(projectId: string, gone: (r: Reservation) => boolean): void {
+    const left = (this.unread.get(projectId) ?? []).filter((r) => !gone(r));
+    if (left.length > 0) this.unread.set(projectId, left);
+    else this.unread.delete(projectId);
   }
 
   private async current(projectId: string): Promise<Spend> {
@@ -82,11 +100,22 @@ export class SpendBudget {
     // Concurrent requests of one project share one read.
     let read = this.reads.get(projectId);
     if (!read) {
-      read = readSpend(this.database, projectId, now).finally(() => this.reads.delete(projectId));
+      const before = this.commits;
+      read = readSpend(this.database, projectId, now)
+        .then((spend) => {
+          // What was committed before the read began is in what it read: both change together.
+          this.forget(projectId, (r) => r.committed !== null && r.committed <= before);
+          rememberBounded(
+            this.spend,
+            projectId,
+            { spend, readAt: performance.now() },
+            this.options.maxProjects ?? 10_000,
+          );
+          return spend;
+        })
+        .finally(() => this.reads.delete(projectId));
       this.reads.set(projectId, read);
     }
-    const spend = await read;
-    rememberBounded(this.spend, projectId, { spend, readAt: performance.now() }, this.options.maxProjects ?? 10_000);
-    return spend;
+    return read;
   }
 }

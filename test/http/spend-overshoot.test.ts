@@ -211,7 +211,10 @@ for (const backend of await backends({ childProcesses: true })) {
       for (const loaded of loads) assertRefusedByBudget(loaded, budgetCargo);
       const accepted = loads.map((l) => l.accepted.length);
       const reserved = await reservedCargo(projectId);
-      assert.equal(reserved, accepted.reduce((a, b) => a + b, 0));
+      assert.equal(
+        reserved,
+        accepted.reduce((a, b) => a + b, 0),
+      );
       for (const { url } of servers) assert.equal(await usageReserved(url, key), reserved);
       // The process whose last read came later saw all but what the other accepted after it.
       const windowMs = CHECK_MS + READ_SLACK_MS;

@@ -378,19 +378,18 @@ export function registerLoadCargo(app: CargoScope, deps: LoadCargoDeps): void {
       const bytes = cargoRowBytes(row);
       await deps.storage.disk?.check(bytes);
       await deps.storage.budget.check(auth, bytes);
-      const reserving = hasBudget(budgets);
-      if (reserving) await deps.spend.check(auth.projectId, budgets, estimate);
+      const reservation = hasBudget(budgets) ? await deps.spend.check(auth.projectId, budgets, estimate) : null;
       try {
         await deps.writeCargo(row);
       } catch (err) {
-        if (reserving) deps.spend.settle(auth.projectId, estimate, false);
+        if (reservation) deps.spend.settle(reservation, false);
         // Another request with this key committed first (its row holds the key): its answer.
         const first = idempotency ? await answerForKey(deps, auth.projectId, idempotency) : undefined;
         if (first) return first;
         throw err;
       }
       deps.storage.budget.accepted(auth.projectId, bytes, now);
-      if (reserving) deps.spend.settle(auth.projectId, estimate, true);
+      if (reservation) deps.spend.settle(reservation, true);
       return loaded(cargoId);
     },
   );
