@@ -369,7 +369,13 @@ for (const backend of await backends({ childProcesses: true })) {
       const result = doc.paths['/cargo/{cargo_id}/result'].get.responses;
       for (const status of ['200', '404', '409', '410']) assert.ok(result[status], `result documents ${status}`);
       const load = doc.paths['/cargo/load'].post;
-      for (const status of ['200', '400', '413', '422']) assert.ok(load.responses[status], `load documents ${status}`);
+      for (const status of ['200', '400', '402', '413', '422'])
+        assert.ok(load.responses[status], `load documents ${status}`);
+      const documents = (status: string, code: string) =>
+        assert.ok(JSON.stringify(load.responses[status]).includes(`"error":"${code}"`), `load documents ${code}`);
+      documents('402', 'budget_exceeded');
+      documents('402', 'unpriced_model');
+      documents('403', 'model_not_allowed');
       assert.ok(load.requestBody.content['application/json'].schema.properties.params);
       const usage = doc.paths['/usage'].get;
       assert.deepEqual(usage.parameters.map((p: { in: string; name: string }) => `${p.in}:${p.name}`).sort(), [

@@ -251,6 +251,32 @@ export function registerLoadCargo(app: CargoScope, deps: LoadCargoDeps): void {
               },
             ],
           },
+          402: {
+            ...ErrorBody,
+            description:
+              "The project's spend budget: this cargo's estimate would take `spent_usd + reserved_usd` past a monthly or daily budget (`budget_exceeded`), or the model has no known prices and the project has a budget (`unpriced_model`). Nothing is stored.",
+            examples: [
+              {
+                detail: {
+                  error: 'budget_exceeded',
+                  message:
+                    'This cargo would take the project past its monthly (UTC calendar month) budget of 250 USD (spent 241.5 USD, reserved by unfinished cargo 8.4 USD).',
+                  period: 'month',
+                  budget_usd: 250,
+                  spent_usd: 241.5,
+                  reserved_usd: 8.4,
+                },
+              },
+              {
+                detail: {
+                  error: 'unpriced_model',
+                  message:
+                    "The model 'bedrock/arn:aws:bedrock:us-east-1:123456789012:provisioned-model/abc' has no known prices, and this project has a spend budget: it cannot be submitted.",
+                  model: 'bedrock/arn:aws:bedrock:us-east-1:123456789012:provisioned-model/abc',
+                },
+              },
+            ],
+          },
           413: { ...ErrorBody, description: 'Body larger than the configured limit.' },
           422: {
             ...ErrorBody,
@@ -280,6 +306,21 @@ export function registerLoadCargo(app: CargoScope, deps: LoadCargoDeps): void {
             ],
           },
           ...authErrorResponses,
+          403: {
+            ...ErrorBody,
+            description:
+              "The project is deactivated, or the model is outside the project's allowlist (`barge project set-models`): `model_not_allowed`.",
+            examples: [
+              { detail: 'Project is inactive.' },
+              {
+                detail: {
+                  error: 'model_not_allowed',
+                  message: "This project may not use the model 'claude-opus-4-1'.",
+                  model: 'claude-opus-4-1',
+                },
+              },
+            ],
+          },
           429: {
             ...ErrorBody,
             description:
