@@ -1,5 +1,5 @@
 /** Projects: create, list, activate, settings, webhook secrets and notification mail. */
-import type { Insertable, Selectable } from 'kysely';
+import type { Insertable, Selectable, Updateable } from 'kysely';
 import { newId } from '../../domain/ids.js';
 import type { SpendSetting } from '../../domain/spend.js';
 import {
@@ -123,22 +123,29 @@ export async function countProjects(database: Database): Promise<number> {
   return Number(row.n);
 }
 
+/**
+ * Changes a project's settings by slug, and bumps the auth change counter in the same transaction,
+ * so every API process sees the change on its next request. Undefined when no project has the slug.
+ */
+async function updateProject(
+  database: Database,
+  slug: string,
+  values: Updateable<ProjectsTable>,
+): Promise<Project | undefined> {
+  return database.write.transaction().execute(async (tx) => {
+    const row = await tx.updateTable('projects').set(values).where('slug', '=', slug).returningAll().executeTakeFirst();
+    if (row) await bumpAuthChanges(tx);
+    return row && toProject(row);
+  });
+}
+
 export async function setProjectActive(
   database: Database,
   slug: string,
   active: boolean,
   now: number,
 ): Promise<Project | undefined> {
-  return database.write.transaction().execute(async (tx) => {
-    const row = await tx
-      .updateTable('projects')
-      .set({ is_active: active ? 1 : 0, updated_at: now })
-      .where('slug', '=', slug)
-      .returningAll()
-      .executeTakeFirst();
-    if (row) await bumpAuthChanges(tx);
-    return row && toProject(row);
-  });
+  return updateProject(database, slug, { is_active: active ? 1 : 0, updated_at: now });
 }
 
 /**
@@ -151,19 +158,10 @@ export async function setProjectStorageBudget(
   budget: { dailyBytes?: number | null; heldBytes?: number | null },
   now: number,
 ): Promise<Project | undefined> {
-  return database.write.transaction().execute(async (tx) => {
-    const row = await tx
-      .updateTable('projects')
-      .set({
-        updated_at: now,
-        ...(budget.dailyBytes === undefined ? {} : { daily_byte_budget: budget.dailyBytes }),
-        ...(budget.heldBytes === undefined ? {} : { held_byte_budget: budget.heldBytes }),
-      })
-      .where('slug', '=', slug)
-      .returningAll()
-      .executeTakeFirst();
-    if (row) await bumpAuthChanges(tx);
-    return row && toProject(row);
+  return updateProject(database, slug, {
+    updated_at: now,
+    ...(budget.dailyBytes === undefined ? {} : { daily_byte_budget: budget.dailyBytes }),
+    ...(budget.heldBytes === undefined ? {} : { held_byte_budget: budget.heldBytes }),
   });
 }
 
@@ -177,15 +175,9 @@ export async function setProjectModels(
   patterns: string[] | null,
   now: number,
 ): Promise<Project | undefined> {
-  return database.write.transaction().execute(async (tx) => {
-    const row = await tx
-      .updateTable('projects')
-      .set({ allowed_models: patterns === null ? null : JSON.stringify(patterns), updated_at: now })
-      .where('slug', '=', slug)
-      .returningAll()
-      .executeTakeFirst();
-    if (row) await bumpAuthChanges(tx);
-    return row && toProject(row);
+  return updateProject(database, slug, {
+    allowed_models: patterns === null ? null : JSON.stringify(patterns),
+    updated_at: now,
   });
 }
 
@@ -196,20 +188,11 @@ export async function setProjectSpendBudget(
   setting: SpendSetting,
   now: number,
 ): Promise<Project | undefined> {
-  return database.write.transaction().execute(async (tx) => {
-    const row = await tx
-      .updateTable('projects')
-      .set({
-        budget_mode: setting.mode,
-        monthly_budget_usd: setting.monthlyUsd,
-        daily_budget_usd: setting.dailyUsd,
-        updated_at: now,
-      })
-      .where('slug', '=', slug)
-      .returningAll()
-      .executeTakeFirst();
-    if (row) await bumpAuthChanges(tx);
-    return row && toProject(row);
+  return updateProject(database, slug, {
+    budget_mode: setting.mode,
+    monthly_budget_usd: setting.monthlyUsd,
+    daily_budget_usd: setting.dailyUsd,
+    updated_at: now,
   });
 }
 
