@@ -160,6 +160,8 @@ for (const backend of await backends()) {
       assert.deepEqual(res.body, {
         data: [{ date: day, model: SONNET, ...counts }],
         totals: { ...counts, savings_usd: 0.0077925 },
+        // No spend budget: none set, and no default.
+        budgets: [],
       });
     });
   });

@@ -656,6 +656,8 @@ for (const backend of await backends()) {
       assert.deepEqual(res.body, {
         data: [{ date: new Date(clock.now()).toISOString().slice(0, 10), model: 'gpt-4o-mini', ...counts }],
         totals: { ...counts, savings_usd: roundUsd(standard - cost) },
+        // No spend budget: none set, and no default.
+        budgets: [],
       });
     });
 
