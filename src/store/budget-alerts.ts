@@ -47,9 +47,20 @@ export async function recordBudgetAlerts(
     mail: (threshold: number) => MailMessage | null;
   },
 ): Promise<number[]> {
+  // Read first: once recorded, a threshold stays passed all period, and a write (a commit, an
+  // fsync on SQLite) every few seconds per project would be for nothing.
+  const known = await database.read
+    .selectFrom('budget_alerts')
+    .select('threshold')
+    .where('project_id', '=', input.projectId)
+    .where('period', '=', input.period)
+    .where('starts', '=', input.starts)
+    .execute();
+  const fresh = input.thresholds.filter((t) => !known.some((k) => Number(k.threshold) === t));
+  if (fresh.length === 0) return [];
   return database.write.transaction().execute(async (tx) => {
     const recorded: number[] = [];
-    for (const threshold of input.thresholds) {
+    for (const threshold of fresh) {
       const row = await tx
         .insertInto('budget_alerts')
         .values({
