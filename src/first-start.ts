@@ -1,6 +1,6 @@
 /**
- * A start on a database with no project: in development a `default` project, one API key and its
- * webhook signing secret, shown once, so a new user can call the API and verify its webhooks right
+ * A start on a database with no project: in development a `default` project, one API key, its
+ * webhook signing secret and an all-projects admin token, shown once, so a new user can call the API and verify its webhooks right
  * away; in production a hint naming the commands that make them.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import type { Config } from './config.js';
 import type { Clock } from './domain/clock.js';
 import type { Logger } from './ports.js';
+import { createAdminToken } from './store/admin/admin-tokens.js';
 import { createApiKey } from './store/admin/api-keys.js';
 import { countProjects, createProject } from './store/admin/projects.js';
 import type { Database } from './store/database.js';
@@ -70,14 +71,18 @@ export async function firstStart(
     expiresAt: null,
     now,
   });
+  // The admin API's (and the dashboard's) sign-in: every project, as decisions.md pins it.
+  const { token: adminToken } = await createAdminToken(database, { name: 'development', project: null, now });
   const path = announce(
     [
       '',
       'barge: first start on an empty database (BARGE_ENV=development).',
-      "Created project 'default', this API key and its webhook signing secret. They are shown only once:",
+      "Created project 'default', this API key, its webhook signing secret and an admin token (every",
+      'project; Authorization: Bearer for /admin/v1/). They are shown only once:',
       '',
       `    API key:                 ${key}`,
       `    webhook signing secret:  ${project.webhookSecret}`,
+      `    admin token:             ${adminToken}`,
       '',
       'Next: the README walks through loading a svc-mock cargo with the key (POST /cargo/load), and',
       'verifying the webhooks barge signs with the secret.',
@@ -87,7 +92,7 @@ export async function firstStart(
   if (path !== null) {
     log.warn(
       { path },
-      "first start: created project 'default'; its API key and webhook signing secret are in the file (readable by you only)",
+      "first start: created project 'default'; its API key, webhook signing secret and an admin token are in the file (readable by you only)",
     );
   }
 }

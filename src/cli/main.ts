@@ -12,6 +12,7 @@ import type { Role } from '../service.js';
 import { sealPlaintextWebhookSecrets } from '../store/admin/projects.js';
 import { openDatabase } from '../store/database.js';
 import { migrate } from '../store/migrate.js';
+import { registerAdminTokenCommands } from './admin-tokens.js';
 import { registerCargoCommands } from './cargo.js';
 import { registerCargoClientCommands } from './cargo-commands.js';
 import { registerConnectionCommands } from './connections.js';
@@ -121,6 +122,7 @@ program
 
 registerProjectCommands(program, runCommand);
 registerKeyCommands(program, runCommand);
+registerAdminTokenCommands(program, runCommand);
 registerCargoCommands(program, runCommand);
 registerConnectionCommands(program, runCommand);
 registerUsageCommand(program, runCommand);

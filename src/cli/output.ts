@@ -16,6 +16,7 @@ export class CliError extends Error {
 /** Refusals whose words on the command line are its own (they name flags or standard input). */
 const CLI_WORDING: Partial<Record<OperationErrorCode, string>> = {
   invalid_key_name: '--name must not be empty',
+  invalid_token_name: '--name must not be empty',
   invalid_access: 'give either --role-arn, or static credentials (--access-key-id and --secret-access-key-stdin)',
   endpoint_with_role: '--endpoint goes with static credentials; a role connection uses BARGE_AWS_S3_ENDPOINT',
   incomplete_credentials: 'static credentials need both --access-key-id and --secret-access-key-stdin',

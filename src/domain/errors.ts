@@ -51,6 +51,33 @@ export const errors = {
   invalidApiKey: () => new ApiError('invalid_api_key', 401, 'Invalid API key.'),
   expiredApiKey: () => new ApiError('expired_api_key', 401, 'API key has expired.'),
   projectInactive: () => new ApiError('project_inactive', 403, 'Project is inactive.'),
+  // The admin API's bearer tokens (src/http/admin/auth.ts).
+  missingAdminToken: () =>
+    new ApiError(
+      'missing_admin_token',
+      401,
+      'Missing admin token. Include the header Authorization: Bearer barge_at_….',
+    ),
+  invalidAdminTokenFormat: () =>
+    new ApiError(
+      'invalid_admin_token_format',
+      401,
+      'Invalid admin token format: use Authorization: Bearer barge_at_….',
+    ),
+  /** Unknown or revoked: the answer does not tell which. */
+  invalidAdminToken: () => new ApiError('invalid_admin_token', 401, 'Invalid admin token.'),
+  allProjectsTokenRequired: () =>
+    new ApiError(
+      'all_projects_token_required',
+      403,
+      'This admin token is limited to one project; creating a project needs an all-projects token.',
+    ),
+  /**
+   * An operation's refusal (src/operations/operation.ts) answered by the admin API under the
+   * operation's code: structured on a 409 or 422, as the catalogue's others; a text otherwise.
+   */
+  adminRefusal: (code: string, statusCode: 404 | 409 | 422, message: string) =>
+    statusCode === 404 ? new ApiError(code, statusCode, message) : structured(code, statusCode, message),
   metricsUnauthorized: () =>
     new ApiError('metrics_unauthorized', 401, 'Metrics need the token: Authorization: Bearer <BARGE_METRICS_TOKEN>.'),
   /** Too many failed authentications from one client address (src/http/auth-failures.ts). */

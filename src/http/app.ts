@@ -7,6 +7,8 @@ import type { Clock } from '../domain/clock.js';
 import { findProjectConnection } from '../store/admin/connections.js';
 import type { NewCargo } from '../store/cargo/insert.js';
 import type { Database } from '../store/database.js';
+import { adminRoutes } from './admin/admin-routes.js';
+import { AdminAuthenticator } from './admin/auth.js';
 import { Authenticator } from './auth.js';
 import { AuthFailureLimiter } from './auth-failures.js';
 import { cargoRoutes } from './cargo-routes.js';
@@ -149,6 +151,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         checkMs: config.storage.checkMs,
       }),
     },
+  });
+  // The admin API: a scope of its own beside the cargo scope, sharing none of its hooks.
+  await app.register(adminRoutes, {
+    prefix: '/admin/v1',
+    authenticator: new AdminAuthenticator(deps.database, deps.clock, {
+      failures: new AuthFailureLimiter(config.authFailures),
+      onTouchError: (err) => app.log.warn({ err }, 'could not record an admin token last_used_at'),
+    }),
+    database: deps.database,
+    clock: deps.clock,
+    config,
   });
   return app;
 }

@@ -18,13 +18,26 @@ export async function registerDocs(app: FastifyInstance, version: string): Promi
           'Batch gateway for model requests: submit cargo, get results by webhook, object delivery or the mailbox.',
       },
       components: {
-        securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } },
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+          adminToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'An admin token (`barge admin-token create`): `Authorization: Bearer barge_at_…`. It sees every project, or one.',
+          },
+        },
       },
       tags: [
         { name: 'cargo', description: 'Submit, track and fetch results' },
         { name: 'usage', description: "The project's tokens and cost" },
         { name: 'models', description: 'The models this deployment serves' },
         { name: 'health', description: 'Liveness and readiness' },
+        {
+          name: 'admin: projects',
+          description: 'The admin API (/admin/v1/, admin token): projects and their settings',
+        },
+        { name: 'admin: API keys', description: "The admin API: a project's API keys" },
       ],
     },
   });

@@ -25,10 +25,14 @@ export type OperationErrorCode =
   | 'invalid_byte_budget'
   | 'invalid_model_pattern'
   | 'invalid_spend_budget'
+  | 'invalid_rate_limit'
   // API keys
   | 'invalid_key_name'
   | 'invalid_expiry'
   | 'api_key_not_found'
+  // admin tokens
+  | 'invalid_token_name'
+  | 'admin_token_not_found'
   // connections
   | 'invalid_access'
   | 'invalid_role_arn'
@@ -103,6 +107,13 @@ export const refusals = {
     invalid('invalid_model_pattern', 'allow', pattern, problem),
   invalidSpendBudget: (name: 'monthlyUsd' | 'dailyUsd', value: string, problem: string) =>
     invalid('invalid_spend_budget', name, value, problem),
+  invalidRateLimit: (value: string) =>
+    invalid(
+      'invalid_rate_limit',
+      'rateLimitMax',
+      value,
+      'use a whole number of requests per window (1 or more), or default',
+    ),
 
   emptyKeyName: (name: string): OperationError => ({
     ...invalid('invalid_key_name', 'name', name, 'must not be empty'),
@@ -110,6 +121,15 @@ export const refusals = {
   }),
   invalidExpiry: (raw: string, problem: string) => invalid('invalid_expiry', 'expiresAt', raw, problem),
   apiKeyNotFound: (keyId: string): OperationError => ({ code: 'api_key_not_found', message: `no key '${keyId}'` }),
+
+  emptyTokenName: (name: string): OperationError => ({
+    ...invalid('invalid_token_name', 'name', name, 'must not be empty'),
+    message: 'the token name must not be empty',
+  }),
+  adminTokenNotFound: (id: string): OperationError => ({
+    code: 'admin_token_not_found',
+    message: `no admin token '${id}'`,
+  }),
 
   invalidAccess: (): OperationError => ({
     code: 'invalid_access',

@@ -5,7 +5,7 @@
  */
 import { modelPatternProblem } from '../domain/model-policy.js';
 import { type Project, setProjectModels as storeProjectModels } from '../store/admin/projects.js';
-import { type OperationDeps, type Result, refusals, refuse, succeed } from './operation.js';
+import { type OperationDeps, type OperationError, type Result, refusals, refuse, succeed } from './operation.js';
 
 /** Patterns a project may list, at most: the check runs them on every submit. */
 const MAX_PATTERNS = 100;
@@ -14,17 +14,23 @@ export async function setProjectModels(
   deps: OperationDeps,
   input: { slug: string; allow: string[] | null },
 ): Promise<Result<Project>> {
-  if (input.allow !== null) {
-    if (input.allow.length === 0) return refuse(refusals.invalidModelPattern('', 'give at least one pattern'));
-    if (input.allow.length > MAX_PATTERNS) {
-      return refuse(refusals.invalidModelPattern(input.allow[MAX_PATTERNS] ?? '', `at most ${MAX_PATTERNS} patterns`));
-    }
-    for (const pattern of input.allow) {
-      const problem = modelPatternProblem(pattern);
-      if (problem !== null) return refuse(refusals.invalidModelPattern(pattern, problem));
-    }
-  }
+  const refused = modelPatternsRefusal(input.allow);
+  if (refused) return refuse(refused);
   const allow = input.allow === null ? null : [...new Set(input.allow)];
   const project = await storeProjectModels(deps.database, input.slug, allow, deps.clock.now());
   return project ? succeed(project) : refuse(refusals.projectNotFound(input.slug));
+}
+
+/** Why an allowlist is refused, or null when it is fine (update-project checks it before any change). */
+export function modelPatternsRefusal(allow: string[] | null): OperationError | null {
+  if (allow === null) return null;
+  if (allow.length === 0) return refusals.invalidModelPattern('', 'give at least one pattern');
+  if (allow.length > MAX_PATTERNS) {
+    return refusals.invalidModelPattern(allow[MAX_PATTERNS] ?? '', `at most ${MAX_PATTERNS} patterns`);
+  }
+  for (const pattern of allow) {
+    const problem = modelPatternProblem(pattern);
+    if (problem !== null) return refusals.invalidModelPattern(pattern, problem);
+  }
+  return null;
 }

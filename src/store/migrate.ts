@@ -19,6 +19,7 @@ import * as cacheTokens from './migrations/016_cache_tokens.js';
 import * as cancelListIdempotency from './migrations/017_cancel_list_idempotency.js';
 import * as sqliteStorageCounters from './migrations/018_sqlite_storage_counters.js';
 import * as modelPolicyBudgets from './migrations/019_model_policy_budgets.js';
+import * as adminTokens from './migrations/020_admin_tokens.js';
 
 interface Migration {
   up(db: Kysely<any>, dialect: Database['dialect']): Promise<void>;
@@ -46,6 +47,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['017_cancel_list_idempotency', cancelListIdempotency],
   ['018_sqlite_storage_counters', sqliteStorageCounters],
   ['019_model_policy_budgets', modelPolicyBudgets],
+  ['020_admin_tokens', adminTokens],
 ];
 
 export interface MigrationReport {

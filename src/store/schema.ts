@@ -16,6 +16,7 @@ import type {
 export interface Schema {
   projects: ProjectsTable;
   api_keys: ApiKeysTable;
+  admin_tokens: AdminTokensTable;
   cargo: CargoTable;
   cargo_requests: CargoRequestsTable;
   results: ResultsTable;
@@ -69,6 +70,19 @@ export interface ApiKeysTable {
   expires_at: number | null;
   last_used_at: number | null;
   created_at: number;
+}
+
+/** Bearer tokens of the admin API (migration 020); only their SHA-256 is stored. */
+export interface AdminTokensTable {
+  id: string;
+  name: string;
+  /** The one project the token sees; null: every project. */
+  project_id: string | null;
+  token_prefix: string;
+  token_hash: string;
+  created_at: number;
+  revoked_at: number | null;
+  last_used_at: number | null;
 }
 
 export interface CargoTable {

@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +23,7 @@ import { waitFor } from '../helpers/wait.js';
 /** The built command, as installed (`npm test` builds it first). */
 const MAIN = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
 const KEY = /barge_sk_[A-Za-z0-9]{32}/;
+const ADMIN_TOKEN = /^barge_at_[A-Za-z0-9]{32}$/;
 const WEBHOOK_SECRET = /whsec_[A-Za-z0-9+/]{43}=/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -362,6 +364,80 @@ for (const backend of await backends({ childProcesses: true })) {
       failed(unknownRun, /no key/);
     });
 
+    test('admin-token create, list and revoke: --json prints one object, the token once, only its hash stored; the admin API follows', async () => {
+      const { slug } = await createProjectWithKey(h.db.database);
+      const [all, limited, text] = await Promise.all([
+        cli('admin-token', 'create', '--name', 'ops', '--json'),
+        cli('admin-token', 'create', '--name', 'acme owner', '--project', slug, '--json'),
+        cli('admin-token', 'create', '--name', 'human'),
+      ]);
+      const created = oneJsonObject(ok(all));
+      assert.deepEqual(Object.keys(created), [
+        'id',
+        'name',
+        'token_prefix',
+        'project',
+        'is_revoked',
+        'revoked_at',
+        'last_used_at',
+        'created_at',
+        'token',
+      ]);
+      assert.match(created.id, /^adt_[0-9a-z]{26}$/);
+      assert.match(created.token, ADMIN_TOKEN);
+      assert.equal(created.token_prefix, created.token.slice(0, 12));
+      assert.equal(created.project, null);
+      assert.equal(created.is_revoked, false);
+      assert.match(created.created_at, ISO);
+      const scoped = oneJsonObject(ok(limited));
+      assert.equal(scoped.project, slug);
+      assert.match(ok(text).stdout, /shown only once/);
+      const shownOnce = ok(text).stdout.match(/barge_at_[A-Za-z0-9]{32}/)?.[0];
+      assert.ok(shownOnce);
+
+      // Only SHA-256 hashes in the database: no column holds a token.
+      const rows = await h.db.database.write.selectFrom('admin_tokens').selectAll().execute();
+      for (const token of [created.token, scoped.token, shownOnce]) {
+        const row = rows.find((r) => r.token_hash === createHash('sha256').update(token).digest('hex'));
+        assert.ok(row, 'the hash is stored');
+        assert.ok(!JSON.stringify(rows).includes(token), 'the token itself is not');
+      }
+
+      const listed = ok(await cli('admin-token', 'list', '--json'));
+      const list = oneJsonObject(listed).admin_tokens;
+      for (const token of [created.token, scoped.token, shownOnce]) assert.ok(!listed.stdout.includes(token));
+      const entry = list.find((t: { id: string }) => t.id === scoped.id);
+      assert.equal(entry.project, slug);
+      assert.equal(entry.token, undefined);
+      const table = ok(await cli('admin-token', 'list'));
+      assert.match(table.stdout, new RegExp(scoped.id));
+      assert.ok(!table.stdout.includes(scoped.token));
+
+      // The tokens work against the admin API; a revoked one is refused on the next request.
+      const projects = (token: string) =>
+        h.app.request('GET', '/admin/v1/projects', { headers: { authorization: `Bearer ${token}` } });
+      assert.equal((await projects(created.token)).status, 200);
+      assert.deepEqual(
+        (await projects(scoped.token)).body.data.map((p: { slug: string }) => p.slug),
+        [slug],
+      );
+      const revoked = oneJsonObject(ok(await cli('admin-token', 'revoke', scoped.id, '--json')));
+      assert.equal(revoked.id, scoped.id);
+      assert.equal(revoked.is_revoked, true);
+      assert.match(revoked.revoked_at, ISO);
+      assert.equal((await projects(scoped.token)).status, 401);
+      assert.equal((await projects(created.token)).status, 200);
+      const again = oneJsonObject(ok(await cli('admin-token', 'list', '--json'))).admin_tokens;
+      assert.equal(again.find((t: { id: string }) => t.id === scoped.id).is_revoked, true);
+
+      failed(await cli('admin-token', 'revoke', 'adt_none', '--json'), /no admin token 'adt_none'/);
+      failed(
+        await cli('admin-token', 'create', '--name', 'x', '--project', 'no-such', '--json'),
+        /no project 'no-such'/,
+      );
+      failed(await cli('admin-token', 'create', '--name', ' ', '--json'), /--name must not be empty/);
+    });
+
     test('migrate --json applies the migrations once on a fresh database', async () => {
       const fresh = await emptyDatabase(backend.name);
       try {
@@ -481,7 +557,10 @@ describe('barge serve, development first start', () => {
         'the log line naming the file',
         () => logLines(first.stdout()),
         (lines) =>
-          lines.some((l) => /API key and webhook signing secret are in the file/.test(l.msg) && l.path === keyFile),
+          lines.some(
+            (l) =>
+              /API key, webhook signing secret and an admin token are in the file/.test(l.msg) && l.path === keyFile,
+          ),
         { timeoutMs: 5000 },
       );
       assert.equal(statSync(keyFile).mode & 0o777, 0o600);
@@ -497,6 +576,18 @@ describe('barge serve, development first start', () => {
         body: JSON.stringify(mockBody('hi')),
       });
       assert.equal(res.status, 200, await res.text());
+      // The all-projects admin token, in the file only.
+      const adminToken = readFileSync(keyFile, 'utf8').match(/barge_at_[A-Za-z0-9]{32}/)?.[0];
+      assert.ok(adminToken, 'the file holds an admin token');
+      assert.ok(!first.stdout().includes(adminToken) && !first.stderr().includes(adminToken));
+      const admin = await fetch(`${first.url}/admin/v1/projects`, {
+        headers: { authorization: `Bearer ${adminToken}` },
+      });
+      assert.equal(admin.status, 200);
+      assert.deepEqual(
+        ((await admin.json()) as { data: { slug: string }[] }).data.map((p) => p.slug),
+        ['default'],
+      );
     } finally {
       assert.equal(await stop(first.child), 0, first.stderr());
     }

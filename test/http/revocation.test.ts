@@ -80,6 +80,25 @@ for (const backend of await backends({ childProcesses: true })) {
       await seenEverywhere(key, 404);
     });
 
+    test('an admin token revoked by the CLI is refused by every API process on its next request', async () => {
+      const { slug } = await createProjectWithKey(db.database);
+      const made = new BargeProcess(['admin-token', 'create', '--name', 'ops', '--project', slug, '--json'], {
+        BARGE_DATABASE_URL: db.url,
+        BARGE_LOG_LEVEL: 'warn',
+      });
+      assert.equal((await made.exited).code, 0, made.logLines.join('\n'));
+      const { id, token } = JSON.parse(made.lines.find((l) => l.startsWith('{')) ?? '') as {
+        id: string;
+        token: string;
+      };
+      const admin = async (url: string) =>
+        (await fetch(`${url}/admin/v1/projects/${slug}`, { headers: { authorization: `Bearer ${token}` } })).status;
+      for (const { url } of servers) assert.equal(await admin(url), 200);
+      await cli('admin-token', 'revoke', id);
+      // No grace at all: the admin scope keeps no cache.
+      for (const { url } of servers) assert.equal(await admin(url), 401);
+    });
+
     test('a key created after its hash was looked up works at once', async () => {
       const { key } = await createProjectWithKey(db.database);
       for (const { url } of servers) assert.equal(await status(url, key), 404);

@@ -67,14 +67,16 @@ export async function listApiKeys(database: Database, projectId: string): Promis
 }
 
 /** Every API process refuses the key from its next request on (the change counter moves with it). */
-export async function deactivateApiKey(database: Database, keyId: string): Promise<ApiKey | undefined> {
+export async function deactivateApiKey(
+  database: Database,
+  keyId: string,
+  projectId?: string,
+): Promise<ApiKey | undefined> {
   return database.write.transaction().execute(async (tx) => {
-    const row = await tx
-      .updateTable('api_keys')
-      .set({ is_active: 0 })
-      .where('id', '=', keyId)
-      .returningAll()
-      .executeTakeFirst();
+    let update = tx.updateTable('api_keys').set({ is_active: 0 }).where('id', '=', keyId);
+    // The admin API names a key within its project: another project's key is not found.
+    if (projectId !== undefined) update = update.where('project_id', '=', projectId);
+    const row = await update.returningAll().executeTakeFirst();
     if (row) await bumpAuthChanges(tx);
     return row && toApiKey(row);
   });

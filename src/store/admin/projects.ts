@@ -17,6 +17,8 @@ export interface Project {
   slug: string;
   isActive: boolean;
   rateLimitMax: number | null;
+  /** Where incident mail goes; null: none is sent. */
+  notificationEmail: string | null;
   /** The project's storage budget (bytes accepted per UTC day, bytes held); null: the configured default. */
   dailyByteBudget: number | null;
   heldByteBudget: number | null;
@@ -52,6 +54,7 @@ function toProject(row: Selectable<ProjectsTable>): Project {
     slug: row.slug,
     isActive: row.is_active === 1,
     rateLimitMax: row.rate_limit_max,
+    notificationEmail: row.notification_email,
     dailyByteBudget: row.daily_byte_budget === null ? null : Number(row.daily_byte_budget),
     heldByteBudget: row.held_byte_budget === null ? null : Number(row.held_byte_budget),
     allowedModels: parseAllowedModels(row.allowed_models),
@@ -163,6 +166,41 @@ export async function setProjectStorageBudget(
     ...(budget.dailyBytes === undefined ? {} : { daily_byte_budget: budget.dailyBytes }),
     ...(budget.heldBytes === undefined ? {} : { held_byte_budget: budget.heldBytes }),
   });
+}
+
+/**
+ * Sets the project's own rate limit (requests per window of BARGE_RATE_LIMIT_WINDOW_MS); null
+ * returns it to BARGE_RATE_LIMIT_MAX. Every API process reads it with the project's keys, so the
+ * auth change counter moves with it.
+ */
+export async function setProjectRateLimit(
+  database: Database,
+  slug: string,
+  max: number | null,
+  now: number,
+): Promise<Project | undefined> {
+  return updateProject(database, slug, { rate_limit_max: max, updated_at: now });
+}
+
+/** How many cargo each project has, by status: one grouped read over the given projects. */
+export async function countCargoByStatus(
+  database: Database,
+  projectIds: string[],
+): Promise<Map<string, Record<string, number>>> {
+  const counts = new Map<string, Record<string, number>>();
+  if (projectIds.length === 0) return counts;
+  const rows = await database.read
+    .selectFrom('cargo')
+    .select((eb) => ['project_id', 'status', eb.fn.countAll<number>().as('n')])
+    .where('project_id', 'in', projectIds)
+    .groupBy(['project_id', 'status'])
+    .execute();
+  for (const row of rows) {
+    const byStatus = counts.get(row.project_id) ?? {};
+    byStatus[row.status] = Number(row.n);
+    counts.set(row.project_id, byStatus);
+  }
+  return counts;
 }
 
 /**
