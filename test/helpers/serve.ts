@@ -3,7 +3,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sleep } from './wait.js';
+import { freePort, sleep } from './wait.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** The built `barge` command; child-process tests run what `npm run build` produced. */
@@ -151,4 +151,28 @@ export async function loadOverHttp(url: string, key: string, body: unknown): Pro
   const text = await res.text();
   if (res.status !== 200) throw new Error(`POST /cargo/load answered ${res.status}: ${text}`);
   return (JSON.parse(text) as { cargo_id: string }).cargo_id;
+}
+
+/**
+ * `count` API processes (`serve --role api`, production) on one database, each on its own loopback
+ * port, started one after the other; `env` adds to or overrides their environment.
+ */
+export async function startApiProcesses(
+  databaseUrl: string,
+  count: number,
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ child: BargeProcess; url: string }[]> {
+  const servers: { child: BargeProcess; url: string }[] = [];
+  for (let i = 0; i < count; i++) {
+    const child = new BargeProcess(['serve', '--role', 'api', '--json'], {
+      BARGE_DATABASE_URL: databaseUrl,
+      BARGE_ENV: 'production',
+      BARGE_LOG_LEVEL: 'warn',
+      PORT: String(await freePort()),
+      HOST: '127.0.0.1',
+      ...env,
+    });
+    servers.push({ child, url: (await child.started()).url as string });
+  }
+  return servers;
 }

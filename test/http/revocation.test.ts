@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createProjectWithKey } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
-import { assertBuildIsFresh, BargeProcess } from '../helpers/serve.js';
-import { freePort, sleep } from '../helpers/wait.js';
+import { assertBuildIsFresh, BargeProcess, startApiProcesses } from '../helpers/serve.js';
+import { sleep } from '../helpers/wait.js';
 
 const UNKNOWN_CARGO = `crg_${'0'.repeat(26)}`;
 const VISIBLE_WITHIN_MS = 1000;
@@ -21,17 +21,7 @@ for (const backend of await backends({ childProcesses: true })) {
     before(async () => {
       assertBuildIsFresh();
       db = await backend.create();
-      for (let i = 0; i < 2; i++) {
-        const port = await freePort();
-        const child = new BargeProcess(['serve', '--role', 'api', '--json'], {
-          BARGE_DATABASE_URL: db.url,
-          BARGE_ENV: 'production',
-          BARGE_LOG_LEVEL: 'warn',
-          PORT: String(port),
-          HOST: '127.0.0.1',
-        });
-        servers.push({ child, url: (await child.started()).url as string });
-      }
+      servers.push(...(await startApiProcesses(db.url, 2)));
     });
     after(async () => {
       for (const { child } of servers) await child.stop('SIGTERM');

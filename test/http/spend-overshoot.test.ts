@@ -16,8 +16,7 @@ import { sql } from 'kysely';
 import { setSpendBudget } from '../../src/operations/set-spend-budget.js';
 import { createProjectWithKey } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
-import { assertBuildIsFresh, BargeProcess } from '../helpers/serve.js';
-import { freePort } from '../helpers/wait.js';
+import { assertBuildIsFresh, type BargeProcess, startApiProcesses } from '../helpers/serve.js';
 
 /** How old a process's view of the counters may be: short, so the bound is small but not zero. */
 const CHECK_MS = 200;
@@ -117,23 +116,16 @@ for (const backend of await backends({ childProcesses: true })) {
     before(async () => {
       assertBuildIsFresh();
       db = await backend.create();
-      for (let i = 0; i < 2; i++) {
-        const port = await freePort();
-        const child = new BargeProcess(['serve', '--role', 'api', '--json'], {
-          BARGE_DATABASE_URL: db.url,
-          BARGE_ENV: 'production',
-          BARGE_LOG_LEVEL: 'warn',
+      servers.push(
+        ...(await startApiProcesses(db.url, 2, {
           BARGE_MODELS_FILE: modelsFile,
           BARGE_STORAGE_CHECK_MS: CHILD_CHECK_MS,
           // The API role never calls the provider: it only has to be enabled for the catalog id.
           OPENAI_API_KEY: 'sk-overshoot-test',
           OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
-          PORT: String(port),
-          HOST: '127.0.0.1',
-        });
-        children.push(child);
-        servers.push({ child, url: (await child.started()).url as string });
-      }
+        })),
+      );
+      children.push(...servers.map((s) => s.child));
     });
     after(async () => {
       for (const { child } of servers) await child.stop('SIGTERM');
