@@ -174,14 +174,16 @@ function openPostgres(url: string, options: OpenOptions): Database {
   // a refused connection, or a query on a connection that died under it.
   const watchedPool = {
     async connect() {
+      const started = Date.now();
       const client = await pool.connect().catch((err: unknown) => {
-        outage.failed(err);
+        outage.failed(err, started);
         throw err;
       });
       return {
         query: ((...args: Parameters<typeof client.query>) => {
+          const queried = Date.now();
           const result = (client.query as (...a: unknown[]) => unknown)(...args);
-          if (result instanceof Promise) result.catch((err: unknown) => outage.failed(err));
+          if (result instanceof Promise) result.catch((err: unknown) => outage.failed(err, queried));
           return result;
         }) as typeof client.query,
         release: (destroy?: boolean | Error) => client.release(destroy),

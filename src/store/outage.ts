@@ -38,6 +38,8 @@ export type OutageEvent = { state: 'down'; error: Error } | { state: 'up'; downM
  */
 export class OutageWatch {
   private downSince: number | null = null;
+  /** When the last outage was seen over. */
+  private upAt = 0;
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
   private readonly recovered: (() => void)[] = [];
@@ -55,8 +57,14 @@ export class OutageWatch {
     this.recovered.push(handler);
   }
 
-  failed(error: unknown): void {
+  /**
+   * `startedAt`: when the failed attempt began. One begun before the last outage was seen over
+   * failed in that outage (a connection attempt refused while the database was starting, its
+   * answer arriving after the probe's): it starts no new one.
+   */
+  failed(error: unknown, startedAt = Date.now()): void {
     if (this.closed || this.downSince !== null || !isDatabaseUnavailable(error)) return;
+    if (startedAt < this.upAt) return;
     this.downSince = Date.now();
     this.report({ state: 'down', error: error instanceof Error ? error : new Error(String(error)) });
     this.schedule(OUTAGE_PROBE_MS.first);
@@ -83,7 +91,8 @@ export class OutageWatch {
 
   private up(): void {
     if (this.closed || this.downSince === null) return;
-    const downMs = Date.now() - this.downSince;
+    this.upAt = Date.now();
+    const downMs = this.upAt - this.downSince;
     this.downSince = null;
     this.report({ state: 'up', downMs });
     for (const handler of this.recovered) handler();
