@@ -65,6 +65,6 @@ function budgetLines(report: UsageReport): string[] {
   if (report.budgets.length === 0) return ['Spend budget: none'];
   return report.budgets.map(
     (b) =>
-      `Budget this ${b.period} (from ${b.starts}): ${usd(b.spent_usd)} spent + ${usd(b.reserved_usd)} reserved of ${usd(b.budget_usd)}`,
+      `Budget this ${b.period} (UTC, from ${b.starts.slice(0, 10)}): ${usd(b.spent_usd)} spent + ${usd(b.reserved_usd)} reserved of $${b.budget_usd}`,
   );
 }

@@ -158,7 +158,7 @@ for (const backend of await backends({ childProcesses: true })) {
       );
       assert.match(
         ok(await cli('usage', slug)).stdout,
-        /^Budget this month \(from .*\): \$0\.000000 spent \+ \$0\.000000 reserved of \$25\.000000$/m,
+        /^Budget this month \(UTC, from \d{4}-\d{2}-01\): \$0\.000000 spent \+ \$0\.000000 reserved of \$25$/m,
       );
       assert.equal(
         oneJsonObject(ok(await cli('project', 'set-budget', slug, '--none', '--json'))).spend_budget,
