@@ -1,12 +1,5 @@
 /** The cargo scope: every route of a project's API key, behind the key check, the rate limit and the body budget. */
-import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type {
-  FastifyBaseLogger,
-  FastifyInstance,
-  RawReplyDefaultExpression,
-  RawRequestDefaultExpression,
-  RawServerDefault,
-} from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Clock } from '../domain/clock.js';
 import type { RoutingTable } from '../domain/model-routing.js';
 import type { Database } from '../store/database.js';
@@ -20,19 +13,6 @@ import { registerListCargo } from './routes/list-cargo.js';
 import { registerListModels } from './routes/list-models.js';
 import { type LoadCargoDeps, registerLoadCargo } from './routes/load-cargo.js';
 import { registerTrackCargo } from './routes/track-cargo.js';
-
-/**
- * The scope the cargo routes are registered in: request bodies and params typed from their
- * TypeBox schemas. Only the types come from @fastify/type-provider-typebox; validation stays
- * Fastify's Ajv, whose errors (and options) the 400 `errors` list is built from.
- */
-export type CargoScope = FastifyInstance<
-  RawServerDefault,
-  RawRequestDefaultExpression,
-  RawReplyDefaultExpression,
-  FastifyBaseLogger,
-  TypeBoxTypeProvider
->;
 
 export interface CargoRoutesOptions {
   authenticator: Authenticator;

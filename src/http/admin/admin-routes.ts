@@ -3,28 +3,13 @@
  * token), so nothing of it runs on the cargo API's routes, and nothing of theirs (the API-key check,
  * the rate limit, the body budget) runs here. Every route calls src/operations/, as the CLI does.
  */
-import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type {
-  FastifyBaseLogger,
-  FastifyInstance,
-  RawReplyDefaultExpression,
-  RawRequestDefaultExpression,
-  RawServerDefault,
-} from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Config } from '../../config.js';
 import type { Clock } from '../../domain/clock.js';
 import type { Database } from '../../store/database.js';
 import { type AdminAuthenticator, requireAdminToken } from './auth.js';
 import { registerApiKeyRoutes } from './routes/api-keys.js';
 import { registerProjectRoutes } from './routes/projects.js';
-
-export type AdminScope = FastifyInstance<
-  RawServerDefault,
-  RawRequestDefaultExpression,
-  RawReplyDefaultExpression,
-  FastifyBaseLogger,
-  TypeBoxTypeProvider
->;
 
 export interface AdminRoutesOptions {
   authenticator: AdminAuthenticator;

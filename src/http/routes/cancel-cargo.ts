@@ -5,11 +5,11 @@ import { isCargoId } from '../../domain/ids.js';
 import { cancelCargo } from '../../store/cargo/cancel.js';
 import type { Database } from '../../store/database.js';
 import { authOf } from '../auth.js';
-import type { CargoScope } from '../cargo-routes.js';
 import { apiKeySecurity, authErrorResponses, CargoIdParams, ErrorBody, notFoundResponse } from '../schemas.js';
+import type { TypedScope } from '../typed-scope.js';
 import { TrackingResponse, trackingOf } from './track-cargo.js';
 
-export function registerCancelCargo(app: CargoScope, deps: { database: Database; clock: Clock }): void {
+export function registerCancelCargo(app: TypedScope, deps: { database: Database; clock: Clock }): void {
   app.post(
     '/cargo/:cargo_id/cancel',
     {

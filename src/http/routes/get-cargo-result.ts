@@ -6,8 +6,8 @@ import { isCargoId } from '../../domain/ids.js';
 import { hasResult } from '../../domain/lifecycle.js';
 import { findCargoForProject } from '../../store/cargo/find-for-project.js';
 import { authOf } from '../auth.js';
-import type { CargoScope } from '../cargo-routes.js';
 import { apiKeySecurity, authErrorResponses, CargoIdParams, ErrorBody, notFoundResponse } from '../schemas.js';
+import type { TypedScope } from '../typed-scope.js';
 import type { CargoRouteDeps } from './track-cargo.js';
 
 export const ResultEnvelope = Type.Object(
@@ -41,7 +41,7 @@ export const ResultEnvelope = Type.Object(
   },
 );
 
-export function registerGetCargoResult(app: CargoScope, deps: CargoRouteDeps): void {
+export function registerGetCargoResult(app: TypedScope, deps: CargoRouteDeps): void {
   // The 200 is sent as JSON text already (mailboxEnvelopeJson keeps the stored response and
   // metadata exactly as they are), so the reply is typed as that text (ResultEnvelope documents
   // it); naming the reply type means naming the params type too.

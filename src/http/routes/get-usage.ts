@@ -6,8 +6,8 @@ import { MAX_USAGE_DAYS } from '../../domain/usage.js';
 import { usageReport } from '../../operations/usage.js';
 import type { Database } from '../../store/database.js';
 import { authOf } from '../auth.js';
-import type { CargoScope } from '../cargo-routes.js';
 import { apiKeySecurity, authErrorResponses, ErrorBody } from '../schemas.js';
+import type { TypedScope } from '../typed-scope.js';
 
 const Day = (description: string) =>
   Type.String({ description: `${description} A UTC day, YYYY-MM-DD.`, examples: ['2026-11-01'] });
@@ -124,7 +124,7 @@ export interface UsageRouteDeps {
   defaultMonthlyBudgetUsd: number | null;
 }
 
-export function registerGetUsage(app: CargoScope, deps: UsageRouteDeps): void {
+export function registerGetUsage(app: TypedScope, deps: UsageRouteDeps): void {
   app.get(
     '/usage',
     {

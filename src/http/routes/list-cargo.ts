@@ -7,8 +7,8 @@ import { ALL_CARGO_STATUSES, trackingDescription } from '../../domain/lifecycle.
 import { type CargoFilter, listCargo } from '../../store/cargo/list.js';
 import type { Database } from '../../store/database.js';
 import { authOf } from '../auth.js';
-import type { CargoScope } from '../cargo-routes.js';
 import { apiKeySecurity, authErrorResponses, ErrorBody } from '../schemas.js';
+import type { TypedScope } from '../typed-scope.js';
 import { TrackingResponse } from './track-cargo.js';
 
 export const LIST_LIMIT = { default: 100, max: 1000 } as const;
@@ -83,7 +83,7 @@ function parseTime(name: string, value: string): number | FieldError {
   return ms;
 }
 
-export function registerListCargo(app: CargoScope, deps: { database: Database }): void {
+export function registerListCargo(app: TypedScope, deps: { database: Database }): void {
   app.get(
     '/cargo',
     {

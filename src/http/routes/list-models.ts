@@ -4,8 +4,8 @@ import { billedPrices, MOCK_PRICES, PROVIDER_NAMES } from '../../domain/model-ca
 import { allowlistOf } from '../../domain/model-policy.js';
 import { type RoutingTable, routableModels } from '../../domain/model-routing.js';
 import { authOf } from '../auth.js';
-import type { CargoScope } from '../cargo-routes.js';
 import { apiKeySecurity, authErrorResponses } from '../schemas.js';
+import type { TypedScope } from '../typed-scope.js';
 
 const Prices = Type.Object(
   {
@@ -77,7 +77,7 @@ export const ModelsResponse = Type.Object(
   },
 );
 
-export function registerListModels(app: CargoScope, deps: { models: RoutingTable }): void {
+export function registerListModels(app: TypedScope, deps: { models: RoutingTable }): void {
   // The answer changes only with the config: built once.
   const data = routableModels(deps.models.catalog, deps.models.enabled).map(({ id, route }) => ({
     id,

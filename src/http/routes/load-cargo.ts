@@ -19,12 +19,12 @@ import { cargoRowBytes, type NewCargo } from '../../store/cargo/insert.js';
 import type { Database } from '../../store/database.js';
 import { findIdempotentCargo } from '../../store/idempotency-keys.js';
 import { authOf } from '../auth.js';
-import type { CargoScope } from '../cargo-routes.js';
 import type { DiskGuard } from '../disk-guard.js';
 import { rawBodyOf } from '../request-body.js';
 import { apiKeySecurity, authErrorResponses, ErrorBody } from '../schemas.js';
 import type { SpendBudget } from '../spend-budget.js';
 import type { StorageBudget } from '../storage-budget.js';
+import type { TypedScope } from '../typed-scope.js';
 import { Callback, checkTarget, type TargetRules, targetAddressProblems } from './delivery-target.js';
 
 const Params = Type.Object(
@@ -185,7 +185,7 @@ export interface LoadCargoDeps {
   spend: SpendBudget;
 }
 
-export function registerLoadCargo(app: CargoScope, deps: LoadCargoDeps): void {
+export function registerLoadCargo(app: TypedScope, deps: LoadCargoDeps): void {
   app.post(
     '/cargo/load',
     {

@@ -8,8 +8,8 @@ import { findCargoForProject } from '../../store/cargo/find-for-project.js';
 import type { Database } from '../../store/database.js';
 import { deliverySummaries } from '../../store/deliveries/summaries.js';
 import { authOf } from '../auth.js';
-import type { CargoScope } from '../cargo-routes.js';
 import { apiKeySecurity, authErrorResponses, CargoIdParams, notFoundResponse } from '../schemas.js';
+import type { TypedScope } from '../typed-scope.js';
 
 export const TrackingResponse = Type.Object(
   {
@@ -66,7 +66,7 @@ export interface CargoRouteDeps {
   database: Database;
 }
 
-export function registerTrackCargo(app: CargoScope, deps: CargoRouteDeps): void {
+export function registerTrackCargo(app: TypedScope, deps: CargoRouteDeps): void {
   app.get(
     '/cargo/:cargo_id/tracking',
     {

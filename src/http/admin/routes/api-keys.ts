@@ -5,7 +5,7 @@ import { createApiKey } from '../../../operations/create-api-key.js';
 import { deactivateApiKey } from '../../../operations/deactivate-api-key.js';
 import { listApiKeys } from '../../../operations/list-api-keys.js';
 import type { Database } from '../../../store/database.js';
-import type { AdminScope } from '../admin-routes.js';
+import type { TypedScope } from '../../typed-scope.js';
 import { adminOf } from '../auth.js';
 import { assertProjectVisible, outcome } from '../refusals.js';
 import {
@@ -28,7 +28,7 @@ export interface ApiKeyRoutesDeps {
 const tags = ['admin: API keys'];
 const security = adminTokenSecurity;
 
-export function registerApiKeyRoutes(scope: AdminScope, deps: ApiKeyRoutesDeps): void {
+export function registerApiKeyRoutes(scope: TypedScope, deps: ApiKeyRoutesDeps): void {
   scope.get(
     '/projects/:slug/keys',
     {

@@ -10,7 +10,7 @@ import { rotateWebhookSecret } from '../../../operations/rotate-webhook-secret.j
 import { setProjectActive } from '../../../operations/set-project-active.js';
 import { updateProject } from '../../../operations/update-project.js';
 import type { Database } from '../../../store/database.js';
-import type { AdminScope } from '../admin-routes.js';
+import type { TypedScope } from '../../typed-scope.js';
 import { adminOf } from '../auth.js';
 import { assertProjectVisible, outcome } from '../refusals.js';
 import {
@@ -35,7 +35,7 @@ const tags = ['admin: projects'];
 const security = adminTokenSecurity;
 const ProjectResponse = { ...ProjectBody, examples: [projectExample] };
 
-export function registerProjectRoutes(scope: AdminScope, deps: ProjectRoutesDeps): void {
+export function registerProjectRoutes(scope: TypedScope, deps: ProjectRoutesDeps): void {
   /** The project with its counts, as every route of one project answers. */
   const shown = async (slug: string) => projectJson(outcome(await showProject(deps, { slug })));
 
