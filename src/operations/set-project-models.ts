@@ -4,8 +4,9 @@
  * default). Every API process applies it from the project's next request (the auth change counter).
  */
 import { modelPatternProblem } from '../domain/model-policy.js';
-import { type Project, setProjectModels as storeProjectModels } from '../store/admin/projects.js';
-import { type OperationDeps, type OperationError, type Result, refusals, refuse, succeed } from './operation.js';
+import type { Project } from '../store/admin/projects.js';
+import { type OperationDeps, type OperationError, type Result, refusals, refuse } from './operation.js';
+import { applyProjectSettings } from './project-settings.js';
 
 /** Patterns a project may list, at most: the check runs them on every submit. */
 const MAX_PATTERNS = 100;
@@ -16,10 +17,11 @@ export async function setProjectModels(
 ): Promise<Result<Project>> {
   const refused = modelPatternsRefusal(input.allow);
   if (refused) return refuse(refused);
-  const allow = input.allow === null ? null : [...new Set(input.allow)];
-  const project = await storeProjectModels(deps.database, input.slug, allow, deps.clock.now());
-  return project ? succeed(project) : refuse(refusals.projectNotFound(input.slug));
+  return applyProjectSettings(deps, input.slug, { allowedModels: allowlistStored(input.allow) });
 }
+
+/** An allowlist as stored: each pattern once. */
+export const allowlistStored = (allow: string[] | null) => (allow === null ? null : [...new Set(allow)]);
 
 /** Why an allowlist is refused, or null when it is fine (update-project checks it before any change). */
 export function modelPatternsRefusal(allow: string[] | null): OperationError | null {

@@ -3,16 +3,19 @@
  * configured default (BARGE_RATE_LIMIT_MAX). Every API process applies it from the project's next
  * request (the auth change counter).
  */
-import { type Project, setProjectRateLimit } from '../store/admin/projects.js';
-import { type OperationDeps, type Result, refusals, refuse, succeed } from './operation.js';
+import type { Project } from '../store/admin/projects.js';
+import { type OperationDeps, type OperationError, type Result, refusals, refuse } from './operation.js';
+import { applyProjectSettings } from './project-settings.js';
 
 export async function setRateLimit(
   deps: OperationDeps,
   input: { slug: string; max: number | null },
 ): Promise<Result<Project>> {
-  if (input.max !== null && !(Number.isSafeInteger(input.max) && input.max >= 1)) {
-    return refuse(refusals.invalidRateLimit(String(input.max)));
-  }
-  const project = await setProjectRateLimit(deps.database, input.slug, input.max, deps.clock.now());
-  return project ? succeed(project) : refuse(refusals.projectNotFound(input.slug));
+  const refused = rateLimitRefusal(input.max);
+  return refused ? refuse(refused) : applyProjectSettings(deps, input.slug, { rateLimitMax: input.max });
+}
+
+/** Why a rate limit is refused, or null when it is fine. */
+export function rateLimitRefusal(max: number | null): OperationError | null {
+  return max === null || (Number.isSafeInteger(max) && max >= 1) ? null : refusals.invalidRateLimit(String(max));
 }

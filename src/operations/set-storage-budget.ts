@@ -3,25 +3,30 @@
  * may hold (requests, metadata and results not yet purged). A field left out stays as it is; null
  * returns it to the configured default (BARGE_PROJECT_DAILY_BYTES, BARGE_PROJECT_HELD_BYTES).
  */
-import { type Project, setProjectStorageBudget } from '../store/admin/projects.js';
-import { type OperationDeps, type Result, refusals, refuse, succeed } from './operation.js';
+import type { Project, ProjectSettings } from '../store/admin/projects.js';
+import { type OperationDeps, type OperationError, type Result, refusals, refuse } from './operation.js';
+import { applyProjectSettings } from './project-settings.js';
+
+type StorageBudget = NonNullable<ProjectSettings['storageBudget']>;
 
 export async function setStorageBudget(
   deps: OperationDeps,
-  input: { slug: string; dailyBytes?: number | null; heldBytes?: number | null },
+  input: { slug: string } & StorageBudget,
 ): Promise<Result<Project>> {
+  const { slug, ...budget } = input;
+  const refused = storageBudgetRefusal(budget);
+  return refused ? refuse(refused) : applyProjectSettings(deps, slug, { storageBudget: budget });
+}
+
+/** Why a storage budget is refused, or null when it is fine. */
+export function storageBudgetRefusal(budget: StorageBudget): OperationError | null {
   for (const [name, value] of [
-    ['dailyBytes', input.dailyBytes],
-    ['heldBytes', input.heldBytes],
+    ['dailyBytes', budget.dailyBytes],
+    ['heldBytes', budget.heldBytes],
   ] as const) {
     if (value !== undefined && value !== null && !(Number.isSafeInteger(value) && value >= 0)) {
-      return refuse(refusals.invalidByteBudget(name, String(value)));
+      return refusals.invalidByteBudget(name, String(value));
     }
   }
-  const budget = {
-    ...(input.dailyBytes === undefined ? {} : { dailyBytes: input.dailyBytes }),
-    ...(input.heldBytes === undefined ? {} : { heldBytes: input.heldBytes }),
-  };
-  const project = await setProjectStorageBudget(deps.database, input.slug, budget, deps.clock.now());
-  return project ? succeed(project) : refuse(refusals.projectNotFound(input.slug));
+  return null;
 }

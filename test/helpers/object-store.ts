@@ -4,7 +4,7 @@ import type { Config } from '../../src/config.js';
 import { newExternalId } from '../../src/domain/connections.js';
 import { newId } from '../../src/domain/ids.js';
 import { type Connection, insertConnection } from '../../src/store/admin/connections.js';
-import { setNotificationEmail } from '../../src/store/admin/projects.js';
+import { changeProjectSettings } from '../../src/store/admin/projects.js';
 import type { Database } from '../../src/store/database.js';
 import { testConfig } from './app.js';
 import { type S3Proxy, startS3Proxy } from './s3-proxy.js';
@@ -88,5 +88,5 @@ export async function startObjectStoreRig(): Promise<ObjectStoreRig> {
 
 /** Gives the project a notification address for incident mail. */
 export async function notifyTo(database: Database, slug: string, email: string): Promise<void> {
-  await setNotificationEmail(database, slug, email, Date.now());
+  await changeProjectSettings(database, slug, { notificationEmail: email }, Date.now());
 }

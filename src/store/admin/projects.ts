@@ -152,34 +152,42 @@ export async function setProjectActive(
 }
 
 /**
- * Sets a project's storage budget; a field left out stays as it is, null returns it to the
- * configured default. Bumps the auth change counter, so every API process sees it at once.
+ * A project's settings that may change together (the admin API's PATCH) or one at a time (the
+ * CLI). A field left out stays as it is; null returns a limit to the configured default, clears
+ * the e-mail, or allows every model.
  */
-export async function setProjectStorageBudget(
-  database: Database,
-  slug: string,
-  budget: { dailyBytes?: number | null; heldBytes?: number | null },
-  now: number,
-): Promise<Project | undefined> {
-  return updateProject(database, slug, {
-    updated_at: now,
-    ...(budget.dailyBytes === undefined ? {} : { daily_byte_budget: budget.dailyBytes }),
-    ...(budget.heldBytes === undefined ? {} : { held_byte_budget: budget.heldBytes }),
-  });
+export interface ProjectSettings {
+  notificationEmail?: string | null;
+  rateLimitMax?: number | null;
+  storageBudget?: { dailyBytes?: number | null; heldBytes?: number | null };
+  allowedModels?: string[] | null;
+  spend?: SpendSetting;
 }
 
 /**
- * Sets the project's own rate limit (requests per window of BARGE_RATE_LIMIT_WINDOW_MS); null
- * returns it to BARGE_RATE_LIMIT_MAX. Every API process reads it with the project's keys, so the
- * auth change counter moves with it.
+ * Changes the given settings in one transaction, with the auth change counter: every API process
+ * applies them from the project's next request. Undefined when no project has the slug.
  */
-export async function setProjectRateLimit(
+export async function changeProjectSettings(
   database: Database,
   slug: string,
-  max: number | null,
+  settings: ProjectSettings,
   now: number,
 ): Promise<Project | undefined> {
-  return updateProject(database, slug, { rate_limit_max: max, updated_at: now });
+  const { notificationEmail, rateLimitMax, storageBudget, allowedModels, spend } = settings;
+  return updateProject(database, slug, {
+    updated_at: now,
+    ...(notificationEmail === undefined ? {} : { notification_email: notificationEmail }),
+    ...(rateLimitMax === undefined ? {} : { rate_limit_max: rateLimitMax }),
+    ...(storageBudget?.dailyBytes === undefined ? {} : { daily_byte_budget: storageBudget.dailyBytes }),
+    ...(storageBudget?.heldBytes === undefined ? {} : { held_byte_budget: storageBudget.heldBytes }),
+    ...(allowedModels === undefined
+      ? {}
+      : { allowed_models: allowedModels === null ? null : JSON.stringify(allowedModels) }),
+    ...(spend === undefined
+      ? {}
+      : { budget_mode: spend.mode, monthly_budget_usd: spend.monthlyUsd, daily_budget_usd: spend.dailyUsd }),
+  });
 }
 
 /** How many cargo each project has, by status: one grouped read over the given projects. */
@@ -201,37 +209,6 @@ export async function countCargoByStatus(
     counts.set(row.project_id, byStatus);
   }
   return counts;
-}
-
-/**
- * Sets a project's model allowlist (null: every model). Bumps the auth change counter: every API
- * process reads the new list with the project's keys.
- */
-export async function setProjectModels(
-  database: Database,
-  slug: string,
-  patterns: string[] | null,
-  now: number,
-): Promise<Project | undefined> {
-  return updateProject(database, slug, {
-    allowed_models: patterns === null ? null : JSON.stringify(patterns),
-    updated_at: now,
-  });
-}
-
-/** Sets a project's spend budget setting; bumps the auth change counter as the allowlist does. */
-export async function setProjectSpendBudget(
-  database: Database,
-  slug: string,
-  setting: SpendSetting,
-  now: number,
-): Promise<Project | undefined> {
-  return updateProject(database, slug, {
-    budget_mode: setting.mode,
-    monthly_budget_usd: setting.monthlyUsd,
-    daily_budget_usd: setting.dailyUsd,
-    updated_at: now,
-  });
 }
 
 /**
@@ -315,19 +292,3 @@ export async function sealPlaintextWebhookSecrets(database: Database, secretKey:
 }
 
 const SEAL_CHUNK = 500;
-
-/** Sets (or with null, clears) where the project's incident mail goes; false when no such project. */
-export async function setNotificationEmail(
-  database: Database,
-  slug: string,
-  email: string | null,
-  now: number,
-): Promise<boolean> {
-  const row = await database.write
-    .updateTable('projects')
-    .set({ notification_email: email, updated_at: now })
-    .where('slug', '=', slug)
-    .returning('id')
-    .executeTakeFirst();
-  return row !== undefined;
-}
