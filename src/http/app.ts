@@ -22,7 +22,7 @@ import { registerMetrics } from './routes/metrics.js';
 import { SpendBudget } from './spend-budget.js';
 import { installStartupGate } from './startup-gate.js';
 import { StorageBudget } from './storage-budget.js';
-import { boundedValidatorFactory } from './validation.js';
+import { AJV_OPTIONS, boundedValidatorFactory } from './validation.js';
 
 export interface AppDeps {
   config: Config;
@@ -74,18 +74,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Request ids let a 500 be matched to its log line.
     requestIdHeader: false,
     genReqId: () => crypto.randomUUID(),
-    ajv: {
-      customOptions: {
-        // Reject what does not match instead of silently dropping or converting it.
-        removeAdditional: false,
-        coerceTypes: false,
-        useDefaults: true,
-        // Every problem is reported, within a bound (validation.ts).
-        allErrors: true,
-        // `callback` is a union told apart by `type`: errors then name the fields of that shape.
-        discriminator: true,
-      },
-    },
+    ajv: { customOptions: AJV_OPTIONS },
     // Failures before any route runs get the same `{detail}` bodies as the rest: a path that does
     // not decode or has a too-long parameter (routing), and requests Node's HTTP parser refuses
     // or that time out (the raw socket).
