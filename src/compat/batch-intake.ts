@@ -79,7 +79,7 @@ interface Checked {
 
 /** A staged chunk is written at this many requests, or bytes of requests. */
 const STAGE_ROWS = 1000;
-const STAGE_BYTES = 8 * 1024 * 1024;
+const STAGE_BYTES = 4 * 1024 * 1024;
 
 export class BatchIntake {
   private readonly budgets: Budgets;

@@ -177,9 +177,9 @@ export function translateBody(body: Record<string, unknown>): TranslatedBody {
     if (top === undefined) return 'body';
     if (top === 'messages' && index !== undefined) {
       const original = messages.indexes[Number(index)];
-      return [`body.messages[${original ?? index}]`, ...rest.map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p}`))]
-        .join('')
-        .replace(/\.\[/g, '[');
+      return [`body.messages[${original ?? index}]`, ...rest.map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p}`))].join(
+        '',
+      );
     }
     if (top === 'messages') return 'body.messages';
     if (top === 'system') return `body.messages[${messages.systemIndexes[0] ?? 0}]`;

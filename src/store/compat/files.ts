@@ -128,7 +128,7 @@ export async function listCompatFiles(
   return { rows: rows.slice(0, input.limit), hasMore: rows.length > input.limit };
 }
 
-/** A file's chunks in order, one read a chunk (about 1 MiB each). */
+/** A file's chunks in order, one read a chunk (4 MiB each, compat/openai/file-writer.ts). */
 export async function* compatFileChunks(database: Database, fileId: string): AsyncGenerator<Buffer> {
   let after = -1;
   for (;;) {

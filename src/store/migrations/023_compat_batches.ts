@@ -14,7 +14,7 @@ import { type Kysely, sql } from 'kysely';
  * - `compat_staged_cargo`: the cargo of a batch being created, copied into `cargo` and
  *   `cargo_requests` in one transaction when the whole batch is valid, then deleted.
  * - `compat_files` and `compat_file_chunks`: OpenAI files (uploads, output and error files) in
- *   chunks of about 1 MiB; `writing` while an upload or an output file is being written.
+ *   chunks of a few MiB; `writing` while an upload or an output file is being written.
  * The state lists are frozen copies, never imports of live code.
  */
 const API = ['anthropic', 'openai'];
