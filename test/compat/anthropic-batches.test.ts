@@ -11,6 +11,8 @@ import { after, before, describe, test } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
 import type { Config } from '../../src/config.js';
 import { ManualClock } from '../../src/domain/clock.js';
+import { setProjectModels } from '../../src/operations/set-project-models.js';
+import { setSpendBudget } from '../../src/operations/set-spend-budget.js';
 import type { Service } from '../../src/service.js';
 import { type AnthropicEmulator, startAnthropicEmulator } from '../helpers/anthropic-emulator.js';
 import { createProjectWithKey, testConfig } from '../helpers/app.js';
@@ -172,7 +174,7 @@ for (const backend of await backends()) {
       assert.equal((await sdk.messages.batches.cancel(running.id)).processing_status, 'ended', 'an ended batch stays');
     });
 
-    test('errors in Anthropic’s shape: a refused key, an unknown batch, an invalid request named by its index, the model policy', async () => {
+    test('errors in Anthropic’s shape: a refused key, an unknown batch, an invalid request named by its index', async () => {
       const { key } = await createProjectWithKey(h.db.database, { now: clock.now() });
       const sdk = client(key);
       await assert.rejects(client(`barge_sk_${'x'.repeat(32)}`).messages.batches.list(), (err: unknown) => {
@@ -249,6 +251,38 @@ for (const backend of await backends()) {
         (r) => r.json() as Promise<any>,
       );
       assert.deepEqual(cargo.data, [], 'and none of their requests became a cargo');
+    });
+
+    test('the project’s model policy and spend budget hold for every request: 403 and 402 naming the index, nothing created', async () => {
+      const { key, slug } = await createProjectWithKey(h.db.database, { now: clock.now() });
+      const deps = { database: h.db.database, clock };
+      assert.ok((await setProjectModels(deps, { slug, allow: ['svc-mock', 'gpt-*'] })).ok);
+      const sdk = client(key);
+      const requests = [
+        { custom_id: 'ok', params: { model: 'svc-mock', max_tokens: 10, messages: user('fine') } },
+        { custom_id: 'claude', params: { model: 'claude-sonnet-4-5', max_tokens: 10, messages: user('not mine') } },
+      ];
+      await assert.rejects(sdk.messages.batches.create({ requests }), (err: unknown) => {
+        assert.ok(err instanceof Anthropic.PermissionDeniedError, String(err));
+        const body = err.error as { error: { type: string; message: string } };
+        assert.equal(body.error.type, 'permission_error');
+        assert.equal(
+          body.error.message,
+          "requests.1.params.model: This project may not use the model 'claude-sonnet-4-5'.",
+        );
+        return true;
+      });
+      assert.ok((await setSpendBudget(deps, { slug, mode: 'own', monthlyUsd: 0.001 })).ok);
+      const costly = [
+        { custom_id: 'a', params: { model: 'gpt-4o-mini', max_tokens: 4000, messages: user('x') } },
+        { custom_id: 'b', params: { model: 'gpt-4o-mini', max_tokens: 4000, messages: user('y') } },
+      ];
+      await assert.rejects(sdk.messages.batches.create({ requests: costly }), (err: unknown) => {
+        assert.equal((err as { status: number }).status, 402);
+        assert.equal((err as { error: { error: { type: string } } }).error.error.type, 'billing_error');
+        return true;
+      });
+      assert.deepEqual((await sdk.messages.batches.list()).data, []);
     });
 
     test('413 for a body declared over 256 MB, answered before it is read', async () => {
