@@ -58,7 +58,7 @@ export interface IntakeDeps {
   leaseMs: number;
   /** The cargo were created: wake the batcher, count them. */
   onCargoCreated: (routes: { provider: string; provider_model: string; count: number }[]) => void;
-  log: { warn: (obj: object, msg: string) => void };
+  log: { info: (obj: object, msg: string) => void; warn: (obj: object, msg: string) => void };
 }
 
 /** Why one request of the batch is refused: its problems and the status POST /cargo/load would answer. */
@@ -238,6 +238,7 @@ export class BatchIntake {
       ? await deps.spend.check(auth.projectId, this.budgets, this.estimate)
       : null;
     const now = deps.clock.now();
+    const started = performance.now();
     try {
       await publishCompatBatch(deps.database, {
         batchId: this.batchId,
@@ -254,6 +255,11 @@ export class BatchIntake {
       throw err;
     }
     this.settled = true;
+    // How long the one transaction that made the cargo took (docs/compat.md has the figures).
+    deps.log.info(
+      { batch: this.batchId, requests: this.count, bytes: this.bytes, publish_ms: Math.round(performance.now() - started) },
+      'batch cargo created',
+    );
     if (reservation) deps.spend.settle(reservation, true);
     deps.storage.budget.accepted(auth.projectId, this.bytes, now);
     deps.onCargoCreated([...this.routes.values()]);
