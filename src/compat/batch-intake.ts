@@ -257,7 +257,12 @@ export class BatchIntake {
     this.settled = true;
     // How long the one transaction that made the cargo took (docs/compat.md has the figures).
     deps.log.info(
-      { batch: this.batchId, requests: this.count, bytes: this.bytes, publish_ms: Math.round(performance.now() - started) },
+      {
+        batch: this.batchId,
+        requests: this.count,
+        bytes: this.bytes,
+        publish_ms: Math.round(performance.now() - started),
+      },
       'batch cargo created',
     );
     if (reservation) deps.spend.settle(reservation, true);

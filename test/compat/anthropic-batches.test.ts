@@ -7,43 +7,20 @@
  */
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
-import type { Config } from '../../src/config.js';
-import { ManualClock } from '../../src/domain/clock.js';
 import { setProjectModels } from '../../src/operations/set-project-models.js';
 import { setSpendBudget } from '../../src/operations/set-spend-budget.js';
 import type { Service } from '../../src/service.js';
-import { type AnthropicEmulator, startAnthropicEmulator } from '../helpers/anthropic-emulator.js';
-import { createProjectWithKey, testConfig } from '../helpers/app.js';
+import { createProjectWithKey } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
-import { harness } from '../helpers/harness.js';
-import { type OpenAIEmulator, startOpenAIEmulator } from '../helpers/openai-emulator.js';
+import { compatSuite } from '../helpers/compat.js';
 
 const user = (content: string) => [{ role: 'user' as const, content }];
 
 for (const backend of await backends()) {
   describe(`Message Batches through @anthropic-ai/sdk on ${backend.name}`, () => {
-    const clock = new ManualClock(Date.UTC(2026, 10, 22, 12));
-    let anthropic: AnthropicEmulator;
-    let openai: OpenAIEmulator;
-    const config: Partial<Config> = {};
-    before(async () => {
-      anthropic = await startAnthropicEmulator({ clock: () => clock.now(), stepEveryRetrieves: 1 });
-      openai = await startOpenAIEmulator({ clock: () => clock.now(), endOnRetrieve: true });
-      const base = testConfig();
-      config.providers = {
-        ...base.providers,
-        anthropic: { apiKey: anthropic.apiKey, baseUrl: anthropic.url, version: '2023-06-01' },
-        openai: { apiKey: openai.apiKey, baseUrl: openai.baseURL },
-      } as Config['providers'];
-      config.pipeline = { ...base.pipeline, batchMaxWaitMs: 0 };
-    });
-    after(async () => {
-      await anthropic?.close();
-      await openai?.close();
-    });
-    const h = harness(backend, { clock, config });
+    const { clock, h, anthropic, openai } = compatSuite(backend);
 
     const client = (key: string) => new Anthropic({ apiKey: key, baseURL: h.app.url, maxRetries: 0 });
     /** Runs the workers a minute of the clock at a time until the batch has ended. */
@@ -97,7 +74,7 @@ for (const backend of await backends()) {
       assert.equal(claude?.result.type === 'succeeded' && claude.result.message.model, 'claude-sonnet-4-5-20250929');
       assert.equal(gpt?.result.type === 'succeeded' && gpt.result.message.model, 'gpt-4o-mini');
       assert.deepEqual(failed?.result.type === 'errored' && failed.result.error.error.type, 'invalid_request_error');
-      assert.ok(anthropic.batches().length > 0 && openai.batches().length > 0, 'both emulators ran a job');
+      assert.ok(anthropic().batches().length > 0 && openai().batches().length > 0, 'both emulators ran a job');
 
       // Each request is a cargo of the project, listed with exactly {batch_id, custom_id}.
       const listed = await fetch(`${h.app.url}/cargo?limit=10`, { headers: { 'x-api-key': key } }).then(

@@ -7,16 +7,12 @@
  * The workers run step by step on a ManualClock the emulators share.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import OpenAI, { toFile } from 'openai';
-import type { Config } from '../../src/config.js';
-import { ManualClock } from '../../src/domain/clock.js';
 import type { Service } from '../../src/service.js';
-import { type AnthropicEmulator, startAnthropicEmulator } from '../helpers/anthropic-emulator.js';
-import { createProjectWithKey, testConfig } from '../helpers/app.js';
+import { createProjectWithKey } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
-import { harness } from '../helpers/harness.js';
-import { type OpenAIEmulator, startOpenAIEmulator } from '../helpers/openai-emulator.js';
+import { compatSuite } from '../helpers/compat.js';
 
 const line = (customId: string, body: Record<string, unknown>) =>
   JSON.stringify({ custom_id: customId, method: 'POST', url: '/v1/chat/completions', body });
@@ -29,26 +25,7 @@ const chat = (model: string, content: string, extra: Record<string, unknown> = {
 
 for (const backend of await backends()) {
   describe(`Files and Batch through the openai SDK on ${backend.name}`, () => {
-    const clock = new ManualClock(Date.UTC(2026, 10, 22, 12));
-    let anthropic: AnthropicEmulator;
-    let openai: OpenAIEmulator;
-    const config: Partial<Config> = {};
-    before(async () => {
-      anthropic = await startAnthropicEmulator({ clock: () => clock.now(), stepEveryRetrieves: 1 });
-      openai = await startOpenAIEmulator({ clock: () => clock.now(), endOnRetrieve: true });
-      const base = testConfig();
-      config.providers = {
-        ...base.providers,
-        anthropic: { apiKey: anthropic.apiKey, baseUrl: anthropic.url, version: '2023-06-01' },
-        openai: { apiKey: openai.apiKey, baseUrl: openai.baseURL },
-      };
-      config.pipeline = { ...base.pipeline, batchMaxWaitMs: 0 };
-    });
-    after(async () => {
-      await anthropic?.close();
-      await openai?.close();
-    });
-    const h = harness(backend, { clock, config });
+    const { clock, h, anthropic } = compatSuite(backend);
 
     const client = (key: string) => new OpenAI({ apiKey: key, baseURL: `${h.app.url}/v1`, maxRetries: 0 });
     const untilDone = async (worker: Service, sdk: OpenAI, id: string) => {
@@ -153,7 +130,9 @@ for (const backend of await backends()) {
       );
 
       // The translation reached the providers: the system message, the token limit, stop, temperature.
-      const sent = anthropic.batches().flatMap((b) => b.requests);
+      const sent = anthropic()
+        .batches()
+        .flatMap((b) => b.requests);
       assert.deepEqual(sent.at(-1)?.params, {
         model: 'claude-sonnet-4-5-20250929',
         max_tokens: 2,

@@ -4,10 +4,18 @@ import { authOf } from '../../http/auth.js';
 import type { TypedScope } from '../../http/typed-scope.js';
 import { listCompatBatches } from '../../store/compat/batches.js';
 import type { CompatDeps } from '../deps.js';
-import { compatErrors } from '../error-shapes.js';
-import { isCompatId } from '../ids.js';
 import { batchView } from './batch-view.js';
-import { BATCH_TAGS, BatchSchema, COMMON_ERRORS, EXAMPLE_BATCH, errorAnswer, pageOf, SECURITY } from './schemas.js';
+import {
+  BATCH_TAGS,
+  BatchSchema,
+  COMMON_ERRORS,
+  cursorOf,
+  EXAMPLE_BATCH,
+  errorAnswer,
+  listPage,
+  pageOf,
+  SECURITY,
+} from './schemas.js';
 
 const LIMIT = { default: 20, max: 100 };
 
@@ -43,14 +51,7 @@ export function registerListBatches(app: TypedScope, deps: CompatDeps): void {
       },
     },
     async (request) => {
-      const { after, limit: rawLimit } = request.query;
-      const limit = rawLimit === undefined ? LIMIT.default : Number(rawLimit);
-      if (limit < 1 || limit > LIMIT.max) {
-        throw compatErrors.invalidBody(`Invalid 'limit': an integer from 1 to ${LIMIT.max} expected.`, 'limit');
-      }
-      if (after !== undefined && !isCompatId('batch', after)) {
-        throw compatErrors.invalidBody(`Invalid 'after': '${after}' is not a batch id.`, 'after');
-      }
+      const { limit, after } = cursorOf(request.query, LIMIT, 'batch');
       const page = await listCompatBatches(deps.database, {
         projectId: authOf(request).projectId,
         api: 'openai',
@@ -59,13 +60,7 @@ export function registerListBatches(app: TypedScope, deps: CompatDeps): void {
       });
       const data = [];
       for (const row of page.rows) data.push(await batchView(deps, request, row));
-      return {
-        object: 'list' as const,
-        data,
-        first_id: data[0]?.id ?? null,
-        last_id: data.at(-1)?.id ?? null,
-        has_more: page.hasMore,
-      };
+      return listPage(data, page.hasMore);
     },
   );
 }

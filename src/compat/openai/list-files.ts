@@ -4,10 +4,18 @@ import { authOf } from '../../http/auth.js';
 import type { TypedScope } from '../../http/typed-scope.js';
 import { listCompatFiles } from '../../store/compat/files.js';
 import type { CompatDeps } from '../deps.js';
-import { compatErrors } from '../error-shapes.js';
-import { isCompatId } from '../ids.js';
 import { fileView } from './file-view.js';
-import { COMMON_ERRORS, EXAMPLE_FILE, errorAnswer, FILE_TAGS, FileSchema, pageOf, SECURITY } from './schemas.js';
+import {
+  COMMON_ERRORS,
+  cursorOf,
+  EXAMPLE_FILE,
+  errorAnswer,
+  FILE_TAGS,
+  FileSchema,
+  listPage,
+  pageOf,
+  SECURITY,
+} from './schemas.js';
 
 const LIMIT = { default: 10_000, max: 10_000 };
 
@@ -48,14 +56,8 @@ export function registerListFiles(app: TypedScope, deps: CompatDeps): void {
       },
     },
     async (request) => {
-      const { purpose, limit: rawLimit, order, after } = request.query;
-      const limit = rawLimit === undefined ? LIMIT.default : Number(rawLimit);
-      if (limit < 1 || limit > LIMIT.max) {
-        throw compatErrors.invalidBody(`Invalid 'limit': an integer from 1 to ${LIMIT.max} expected.`, 'limit');
-      }
-      if (after !== undefined && !isCompatId('file', after)) {
-        throw compatErrors.invalidBody(`Invalid 'after': '${after}' is not a file id.`, 'after');
-      }
+      const { purpose, order } = request.query;
+      const { limit, after } = cursorOf(request.query, LIMIT, 'file');
       const page = await listCompatFiles(deps.database, {
         projectId: authOf(request).projectId,
         limit,
@@ -64,13 +66,7 @@ export function registerListFiles(app: TypedScope, deps: CompatDeps): void {
         ...(purpose === undefined ? {} : { purpose }),
       });
       const data = page.rows.map(fileView);
-      return {
-        object: 'list' as const,
-        data,
-        first_id: data[0]?.id ?? null,
-        last_id: data.at(-1)?.id ?? null,
-        has_more: page.hasMore,
-      };
+      return listPage(data, page.hasMore);
     },
   );
 }

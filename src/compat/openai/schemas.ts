@@ -1,5 +1,7 @@
 /** The schemas of barge's OpenAI Files and Batch routes (/openapi.json, tags `openai: files`, `openai: batches`), with examples. */
 import { Type } from 'typebox';
+import { compatErrors } from '../error-shapes.js';
+import { isCompatId } from '../ids.js';
 
 export const FILE_TAGS = ['openai: files'];
 export const BATCH_TAGS = ['openai: batches'];
@@ -182,3 +184,34 @@ export const pageOf = <T extends ReturnType<typeof Type.Object>>(item: T, exampl
       ],
     },
   );
+
+/**
+ * The cursor of OpenAI's list endpoints: `limit` within its bounds and `after` an id of the
+ * listed kind, else a 400 naming the parameter.
+ */
+export function cursorOf(
+  query: { limit?: string; after?: string },
+  limits: { default: number; max: number },
+  kind: 'batch' | 'file',
+): { limit: number; after?: string } {
+  const limit = query.limit === undefined ? limits.default : Number(query.limit);
+  if (limit < 1 || limit > limits.max) {
+    throw compatErrors.invalidBody(`Invalid 'limit': an integer from 1 to ${limits.max} expected.`, 'limit');
+  }
+  if (query.after === undefined) return { limit };
+  if (!isCompatId(kind, query.after)) {
+    throw compatErrors.invalidBody(`Invalid 'after': '${query.after}' is not a ${kind} id.`, 'after');
+  }
+  return { limit, after: query.after };
+}
+
+/** A page of OpenAI's list endpoints around its items. */
+export function listPage<T extends { id: string }>(data: T[], hasMore: boolean) {
+  return {
+    object: 'list' as const,
+    data,
+    first_id: data[0]?.id ?? null,
+    last_id: data.at(-1)?.id ?? null,
+    has_more: hasMore,
+  };
+}
