@@ -109,3 +109,25 @@ export function openAIError(error: ApiError): ShapedError {
   if (error.statusCode >= 500) return shaped(error.statusCode, 'server_error', error.code);
   return shaped(error.statusCode, 'invalid_request_error', error.code);
 }
+
+/**
+ * The chunks of a request body; the body failing (the client went away, a multipart form cut
+ * short) is a 400 about the body, not a server error. Errors of the caller's own work between
+ * chunks pass as they are.
+ */
+export async function* bodyChunks<T>(body: AsyncIterable<T>): AsyncGenerator<T> {
+  const iterator = body[Symbol.asyncIterator]();
+  for (;;) {
+    let next: IteratorResult<T>;
+    try {
+      next = await iterator.next();
+    } catch (err) {
+      if (err instanceof ApiError || (err as { statusCode?: number }).statusCode !== undefined) throw err;
+      throw compatErrors.invalidBody(
+        `The request body could not be read whole: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
+    if (next.done) return;
+    yield next.value;
+  }
+}

@@ -13,7 +13,7 @@ import type { TypedScope } from '../../http/typed-scope.js';
 import { TimeSlices } from '../../turns.js';
 import { BatchIntake, isRefusal } from '../batch-intake.js';
 import { type CompatDeps, publicBaseOf } from '../deps.js';
-import { compatErrors } from '../error-shapes.js';
+import { bodyChunks, compatErrors } from '../error-shapes.js';
 import { newCompatId } from '../ids.js';
 import { messageBatchOf } from './message-batch.js';
 import { BodyProblem, RequestsReader } from './requests-reader.js';
@@ -148,7 +148,7 @@ async function readRequests(body: Readable, intake: BatchIntake, maxRequestBytes
       await intake.add(customId, checked);
     }
   };
-  for await (const chunk of body) {
+  for await (const chunk of bodyChunks(body)) {
     received += (chunk as Buffer).length;
     if (received > MAX_BODY_BYTES)
       throw new BodyProblem(413, `Request exceeds the maximum size of ${MAX_BODY_BYTES} bytes`);

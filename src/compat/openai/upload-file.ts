@@ -9,7 +9,7 @@ import { Type } from 'typebox';
 import { authOf } from '../../http/auth.js';
 import type { TypedScope } from '../../http/typed-scope.js';
 import type { CompatDeps } from '../deps.js';
-import { compatErrors } from '../error-shapes.js';
+import { bodyChunks, compatErrors } from '../error-shapes.js';
 import { newCompatId } from '../ids.js';
 import { fileView, findFile } from './file-view.js';
 import { CompatFileWriter } from './file-writer.js';
@@ -73,7 +73,7 @@ export function registerUploadFile(app: TypedScope, deps: CompatDeps): void {
       const fields = new Map<string, string>();
       let writer: CompatFileWriter | null = null;
       try {
-        for await (const part of request.parts()) {
+        for await (const part of bodyChunks(request.parts())) {
           if (part.type === 'field') {
             fields.set(part.fieldname, String(part.value));
             continue;
@@ -88,7 +88,7 @@ export function registerUploadFile(app: TypedScope, deps: CompatDeps): void {
             purpose: 'batch',
             filename: part.filename,
           });
-          for await (const chunk of part.file) await writer.write(chunk as Buffer);
+          for await (const chunk of bodyChunks(part.file)) await writer.write(chunk as Buffer);
         }
         checkForm(writer, fields);
         await (writer as CompatFileWriter).finish({ accepted: true });
