@@ -8,12 +8,14 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { messageBatchOf, resultLineOf } from '../../src/compat/anthropic/message-batch.js';
 import { RequestsReader } from '../../src/compat/anthropic/requests-reader.js';
+import { publicBaseOf } from '../../src/compat/deps.js';
 import { anthropicError, compatErrors, openAIError } from '../../src/compat/error-shapes.js';
 import { linesOfChunks } from '../../src/compat/openai/batch-lines.js';
 import { type LineProblem, translateLine } from '../../src/compat/openai/chat-request.js';
 import { batchObjectOf } from '../../src/compat/openai/objects.js';
 import { chatCompletionOf, outputLineOf } from '../../src/compat/openai/output-lines.js';
 import { outcomeOf } from '../../src/compat/request-outcome.js';
+import { loadConfig } from '../../src/config.js';
 import { type ApiError, errors } from '../../src/domain/errors.js';
 
 const envelope = (body: unknown) => ({ custom_id: 'c1', method: 'POST', url: '/v1/chat/completions', body });
@@ -528,5 +530,16 @@ describe('reading bodies as they arrive', () => {
     const lines = [];
     for await (const l of linesOfChunks(chunks())) lines.push(l);
     assert.deepEqual(lines, ['{"a":1}', '{"é":2}', '', 'last']);
+  });
+});
+
+describe('the links handed out', () => {
+  test('start with BARGE_PUBLIC_BASE_URL when it is set, else with the scheme and Host of the request', () => {
+    const request = { protocol: 'http', host: '10.0.0.7:8080' } as never;
+    assert.equal(loadConfig({}).explicitPublicBaseUrl, null);
+    const explicit = loadConfig({ BARGE_PUBLIC_BASE_URL: 'https://batch.example.com/barge/' }).explicitPublicBaseUrl;
+    assert.equal(explicit, 'https://batch.example.com/barge');
+    assert.equal(publicBaseOf(request, { explicitPublicBaseUrl: explicit }), 'https://batch.example.com/barge');
+    assert.equal(publicBaseOf(request, { explicitPublicBaseUrl: null }), 'http://10.0.0.7:8080');
   });
 });
