@@ -23,7 +23,7 @@ import { registerMetrics } from './routes/metrics.js';
 import { SpendBudget } from './spend-budget.js';
 import { installStartupGate } from './startup-gate.js';
 import { StorageBudget } from './storage-budget.js';
-import { AJV_OPTIONS, boundedValidatorFactory, compileBodyValidator } from './validation.js';
+import { AJV_OPTIONS, boundedValidatorFactory, lazyBodyValidator } from './validation.js';
 
 export interface AppDeps {
   config: Config;
@@ -156,7 +156,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         database: deps.database,
         clock: deps.clock,
         rules: { models, allowUnlistedModels: config.allowUnlistedModels },
-        validate: compileBodyValidator(LoadCargoBody),
+        validate: lazyBodyValidator(LoadCargoBody),
         storage,
         spend,
         leaseMs: compatLeaseMs,

@@ -73,3 +73,18 @@ export function compileBodyValidator(schema: object): Validate {
   ) => Validate;
   return compile({ schema, httpPart: 'body', method: 'POST', url: '/' });
 }
+
+/**
+ * compileBodyValidator, compiled when first used: the request surface's schema takes about half a
+ * second to compile, which a process that never sees a batch should not pay at start.
+ */
+export function lazyBodyValidator(schema: object): Validate {
+  let compiled: Validate | null = null;
+  const validate: Validate = (data) => {
+    compiled ??= compileBodyValidator(schema);
+    const valid = compiled(data);
+    validate.errors = compiled.errors ?? null;
+    return valid;
+  };
+  return validate;
+}
