@@ -86,6 +86,11 @@ export interface Config {
   secretKey: Buffer | null;
   /** The service's public address, for links it hands out (a delivered object's `result_url`). */
   publicBaseUrl: string;
+  /**
+   * BARGE_PUBLIC_BASE_URL as set, null when unset: URLs the provider-compatible endpoints hand out
+   * (`results_url`) start with it, else with the scheme and Host of the request that asked.
+   */
+  explicitPublicBaseUrl: string | null;
   /** Outgoing mail (a connection's incident mail); null url: no mail is sent. */
   smtp: { url: string | null; from: string };
 }
@@ -272,6 +277,8 @@ export function loadConfig(source: Env = process.env): Config {
     },
     secretKey: secretKey(read('BARGE_SECRET_KEY')),
     publicBaseUrl: publicBaseUrl(read('BARGE_PUBLIC_BASE_URL'), read('PORT')),
+    explicitPublicBaseUrl:
+      read('BARGE_PUBLIC_BASE_URL') === undefined ? null : publicBaseUrl(read('BARGE_PUBLIC_BASE_URL'), read('PORT')),
     smtp: {
       url: smtpUrl(read('BARGE_SMTP_URL')),
       from: mailAddress(read('BARGE_SMTP_FROM') ?? 'barge <barge@localhost>'),

@@ -270,6 +270,10 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
       clock,
       logger,
       writeCargo: (row) => cargoWriter.write(row),
+      onCargoCreated: (routes) => {
+        for (const route of routes) countCargoMoves(metrics, route, new Map([['pending', route.count]]));
+        pipeline?.wake();
+      },
       version: packageVersion(),
       ...gate(),
       ...(prometheus ? { metrics: { registry: prometheus.registry, token: config.metrics.token } } : {}),

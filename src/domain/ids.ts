@@ -24,6 +24,14 @@ export function newId(prefix: IdPrefix, now: number = Date.now()): string {
   return `${prefix}_${nextUlid(now).toLowerCase()}`;
 }
 
+/**
+ * A lowercase ULID from the same monotonic factory, for ids whose prefix another API fixes (the
+ * provider-compatible endpoints' `msgbatch_…`, `batch_…`, `file-…`).
+ */
+export function newUlid(now: number = Date.now()): string {
+  return nextUlid(now).toLowerCase();
+}
+
 const CARGO_ID = /^crg_[0-9a-z]{26}$/;
 
 /** A cargo id's grammar: anything else names no cargo, and is not looked up (a NUL byte is an error in PostgreSQL text). */

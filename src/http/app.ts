@@ -18,11 +18,12 @@ import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from 
 import type { RateLimitOptions } from './rate-limit.js';
 import { installJsonBody } from './request-body.js';
 import { registerHealth } from './routes/health.js';
+import { LoadCargoBody } from './routes/load-cargo.js';
 import { registerMetrics } from './routes/metrics.js';
 import { SpendBudget } from './spend-budget.js';
 import { installStartupGate } from './startup-gate.js';
 import { StorageBudget } from './storage-budget.js';
-import { boundedValidatorFactory } from './validation.js';
+import { AJV_OPTIONS, boundedValidatorFactory, lazyBodyValidator } from './validation.js';
 
 export interface AppDeps {
   config: Config;
@@ -37,6 +38,8 @@ export interface AppDeps {
   metrics?: { registry: Registry; token: string | null };
   /** Whether the database is prepared; until then requests answer 503 (startup-gate.ts). Default: it is. */
   prepared?: () => boolean;
+  /** A provider-compatible batch's cargo were created in one transaction (wake the batcher, count them). */
+  onCargoCreated?: (routes: { provider: string; provider_model: string; count: number }[]) => void;
 }
 
 /** Builds the HTTP app from explicit dependencies; listening and signals are its caller's business. */
@@ -74,18 +77,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Request ids let a 500 be matched to its log line.
     requestIdHeader: false,
     genReqId: () => crypto.randomUUID(),
-    ajv: {
-      customOptions: {
-        // Reject what does not match instead of silently dropping or converting it.
-        removeAdditional: false,
-        coerceTypes: false,
-        useDefaults: true,
-        // Every problem is reported, within a bound (validation.ts).
-        allErrors: true,
-        // `callback` is a union told apart by `type`: errors then name the fields of that shape.
-        discriminator: true,
-      },
-    },
+    ajv: { customOptions: AJV_OPTIONS },
     // Failures before any route runs get the same `{detail}` bodies as the rest: a path that does
     // not decode or has a too-long parameter (routing), and requests Node's HTTP parser refuses
     // or that time out (the raw socket).
@@ -112,6 +104,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (deps.metrics) registerMetrics(app, deps.metrics);
   // Routing sees the catalog and the providers whose settings are present (decisions.md).
   const models = { catalog: config.models, enabled: enabledProviders(config.providers) };
+  // One storage and one spend budget for every way cargo arrive (POST /cargo/load, the batch endpoints).
+  const storage = {
+    budget: new StorageBudget(deps.database, deps.clock, config.storage),
+    disk: diskGuard(deps.database, config.storage),
+  };
+  const spend = new SpendBudget(deps.database, deps.clock, {
+    defaultMonthlyUsd: config.defaultMonthlyBudgetUsd,
+    checkMs: config.storage.checkMs,
+  });
+  // A batch's creator holds its lease while its body arrives (at most the request timeout) and a
+  // while after: past it, the sweeper deletes a batch whose creation never finished.
+  const compatLeaseMs = config.requestTimeoutMs + COMPAT_LEASE_MARGIN_MS;
   await app.register(cargoRoutes, {
     authenticator: new Authenticator(deps.database, deps.clock, {
       cacheTtlMs: config.keyCacheTtlMs,
@@ -141,15 +145,27 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         sqsEndpointOverride: config.awsEndpoints.sqs !== null,
         defaultRegion: config.objectStore.region,
       },
-      storage: {
-        budget: new StorageBudget(deps.database, deps.clock, config.storage),
-        disk: diskGuard(deps.database, config.storage),
-      },
+      storage,
       policy: { allowUnlistedModels: config.allowUnlistedModels },
-      spend: new SpendBudget(deps.database, deps.clock, {
-        defaultMonthlyUsd: config.defaultMonthlyBudgetUsd,
-        checkMs: config.storage.checkMs,
-      }),
+      spend,
+    },
+    compat: {
+      database: deps.database,
+      clock: deps.clock,
+      intake: {
+        database: deps.database,
+        clock: deps.clock,
+        rules: { models, allowUnlistedModels: config.allowUnlistedModels },
+        validate: lazyBodyValidator(LoadCargoBody),
+        storage,
+        spend,
+        leaseMs: compatLeaseMs,
+        onCargoCreated: deps.onCargoCreated ?? (() => {}),
+      },
+      leaseMs: compatLeaseMs,
+      explicitPublicBaseUrl: config.explicitPublicBaseUrl,
+      maxRequestBytes: config.bodyLimitBytes,
+      bodyLimitBytes: config.bodyLimitBytes,
     },
   });
   // The admin API: a scope of its own beside the cargo scope, sharing none of its hooks.
@@ -165,6 +181,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   return app;
 }
+
+/** How long past the request timeout a batch's creator keeps its lease. */
+const COMPAT_LEASE_MARGIN_MS = 5 * 60 * 1000;
 
 /** The router's limit on one path parameter; a longer one is answered 414. */
 const MAX_PARAM_LENGTH = 100;

@@ -45,7 +45,7 @@ const AUTH_CONTEXT = Symbol('barge.authContext');
 export function requireApiKey(scope: FastifyInstance, authenticator: Authenticator): void {
   scope.decorateRequest(AUTH_CONTEXT, null);
   scope.addHook('onRequest', async (request, reply) => {
-    const auth = await authenticator.authenticate(request.headers['x-api-key'], request.ip);
+    const auth = await authenticator.authenticate(apiKeyOf(request), request.ip);
     request.setDecorator<AuthContext>(AUTH_CONTEXT, auth);
     // The audit trail: every log line of the request, "request completed" included, names the
     // project and the key's id (never the key itself). pino's per-request child takes the bindings:
@@ -55,6 +55,21 @@ export function requireApiKey(scope: FastifyInstance, authenticator: Authenticat
     if (log.setBindings) log.setBindings(bindings);
     else request.log = reply.log = request.log.child(bindings);
   });
+}
+
+/**
+ * The route option of routes that also take the key as `Authorization: Bearer <key>` (the
+ * provider-compatible endpoints, whose SDKs send it so); X-API-Key wins when both are given.
+ */
+export interface BearerKeyConfig {
+  bearerApiKey?: boolean;
+}
+
+/** The API key a request presents: X-API-Key, or Bearer on routes that take it. */
+function apiKeyOf(request: FastifyRequest): string | string[] | undefined {
+  const header = request.headers['x-api-key'];
+  if (header !== undefined || (request.routeOptions.config as BearerKeyConfig).bearerApiKey !== true) return header;
+  return /^Bearer +(\S+) *$/i.exec(request.headers.authorization ?? '')?.[1];
 }
 
 /** The caller of a request in a scope that `requireApiKey` guards. */

@@ -1,5 +1,8 @@
-/** The cargo scope: every route of a project's API key, behind the key check, the rate limit and the body budget. */
+/** The API-key scope: every route of a project's API key (cargo, usage, the provider-compatible batches), behind the key check, the rate limit and the body budget. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { anthropicBatchRoutes } from '../compat/anthropic/routes.js';
+import type { CompatDeps } from '../compat/deps.js';
+import { openAIBatchRoutes } from '../compat/openai/routes.js';
 import type { Clock } from '../domain/clock.js';
 import type { RoutingTable } from '../domain/model-routing.js';
 import type { Database } from '../store/database.js';
@@ -26,6 +29,8 @@ export interface CargoRoutesOptions {
   models: RoutingTable;
   /** BARGE_DEFAULT_MONTHLY_BUDGET_USD (GET /usage's budgets). */
   defaultMonthlyBudgetUsd: number | null;
+  /** The provider-compatible batch endpoints (src/compat/). */
+  compat: CompatDeps;
 }
 
 /**
@@ -52,4 +57,8 @@ export const cargoRoutes: FastifyPluginAsyncTypebox<CargoRoutesOptions> = async 
     defaultMonthlyBudgetUsd: options.defaultMonthlyBudgetUsd,
   });
   registerListModels(scope, { models: options.models });
+  // The providers' own batch APIs, each a scope of its own inside this one: the same key check,
+  // rate limit and body budget, their own error shapes and body parsers.
+  await scope.register(anthropicBatchRoutes, options.compat);
+  await scope.register(openAIBatchRoutes, options.compat);
 };

@@ -20,6 +20,12 @@ export async function registerDocs(app: FastifyInstance, version: string): Promi
       components: {
         securitySchemes: {
           apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+          bearerApiKey: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              "The project's API key as `Authorization: Bearer barge_sk_…`, as the official Anthropic and OpenAI SDKs send it: taken by the provider-compatible batch endpoints (`/v1/…`).",
+          },
           adminToken: {
             type: 'http',
             scheme: 'bearer',
@@ -38,6 +44,20 @@ export async function registerDocs(app: FastifyInstance, version: string): Promi
           description: 'The admin API (/admin/v1/, admin token): projects and their settings',
         },
         { name: 'admin: API keys', description: "The admin API: a project's API keys" },
+        {
+          name: 'anthropic: message batches',
+          description:
+            "Anthropic's Message Batches API answered by barge (the SDK's base URL: barge's URL); each request a cargo of the project (docs/compat.md)",
+        },
+        {
+          name: 'openai: files',
+          description: "OpenAI's Files API for Batch input and output files (the SDK's base URL: barge's URL + /v1)",
+        },
+        {
+          name: 'openai: batches',
+          description:
+            "OpenAI's Batch API over /v1/chat/completions answered by barge; each line a cargo of the project",
+        },
       ],
     },
   });

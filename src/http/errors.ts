@@ -139,6 +139,18 @@ export function sendApiError(reply: FastifyReply, error: ApiError): FastifyReply
   return reply.code(statusCode).send(body);
 }
 
+/**
+ * The catalogue error a failure is answered with: its own, the framework's (validation, body
+ * parsing) translated, or a logged 500 for a bug. For scopes that answer in another shape (the
+ * provider-compatible endpoints), which then write the body themselves.
+ */
+export function apiErrorOf(error: FastifyError, request: FastifyRequest, bodyLimit: number): ApiError {
+  const apiError = toApiError(error, request, request.routeOptions.bodyLimit ?? bodyLimit);
+  if (apiError) return apiError;
+  request.log.error({ err: error }, 'unhandled error');
+  return errors.internalError(request.id);
+}
+
 function sendInternalError(reply: FastifyReply, request: FastifyRequest, error: unknown): FastifyReply {
   request.log.error({ err: error }, 'unhandled error');
   return sendApiError(reply, errors.internalError(request.id));
@@ -265,7 +277,7 @@ export function clientErrorHandler(this: FastifyInstance, error: ClientError, so
 const pointer = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
 
 /** The key that secure-json-parse refuses (`__proto__`, or `constructor` holding `prototype`), if any. */
-function findPoisonedKey(value: unknown): ApiError | null {
+export function findPoisonedKey(value: unknown): ApiError | null {
   const stack: [unknown, string][] = [[value, '']];
   for (let item = stack.pop(); item; item = stack.pop()) {
     const [node, at] = item;

@@ -43,7 +43,11 @@ export function installJsonBody(app: FastifyInstance, bodyLimit: number): void {
     });
   });
   // Bodies may be sent compressed; the parser above (and the raw text) sees the decoded text.
-  app.addHook('preParsing', async (request, _reply, payload) => decodeContentEncoding(request, payload, bodyLimit));
+  // A route that takes larger bodies (the provider-compatible batch endpoints) holds the decoded
+  // text to its own limit.
+  app.addHook('preParsing', async (request, _reply, payload) =>
+    decodeContentEncoding(request, payload, request.routeOptions.bodyLimit ?? bodyLimit),
+  );
 }
 
 const DECODERS = new Map<string, () => Transform>([

@@ -10,6 +10,18 @@ import { AjvCompiler } from '@fastify/ajv-compiler';
 
 export const FULL_REPORT_MAX_BYTES = 256 * 1024;
 
+/** Ajv's options for every schema of the app (Fastify's `ajv.customOptions`). */
+export const AJV_OPTIONS = Object.freeze({
+  // Reject what does not match instead of silently dropping or converting it.
+  removeAdditional: false,
+  coerceTypes: false,
+  useDefaults: true,
+  // Every problem is reported, within a bound (see below).
+  allErrors: true,
+  // `callback` is a union told apart by `type`: errors then name the fields of that shape.
+  discriminator: true,
+});
+
 const LARGE = Symbol('barge.largeBody');
 
 /** Marks a parsed body whose text was larger than FULL_REPORT_MAX_BYTES (a property no validator sees). */
@@ -19,7 +31,7 @@ export function markLargeBody(value: unknown, textLength: number): void {
   }
 }
 
-type Validate = ((data: unknown) => boolean) & { errors?: unknown[] | null };
+export type Validate = ((data: unknown) => boolean) & { errors?: unknown[] | null };
 type BuildValidator = ReturnType<typeof AjvCompiler>;
 
 /** Fastify's `schemaController.compilersFactory.buildValidator`: two Ajv compilers, as above. */
@@ -48,4 +60,31 @@ export function boundedValidatorFactory(): BuildValidator {
     };
   };
   return factory as unknown as BuildValidator;
+}
+
+/**
+ * A validator of `schema` compiled as the app compiles a route's body schema (the same options,
+ * the same bound on reported problems), for bodies a route reads itself: each request of a
+ * provider-compatible batch is checked as POST /cargo/load checks its body.
+ */
+export function compileBodyValidator(schema: object): Validate {
+  const compile = boundedValidatorFactory()({}, { customOptions: { ...AJV_OPTIONS } } as never) as unknown as (
+    route: unknown,
+  ) => Validate;
+  return compile({ schema, httpPart: 'body', method: 'POST', url: '/' });
+}
+
+/**
+ * compileBodyValidator, compiled when first used: the request surface's schema takes about half a
+ * second to compile, which a process that never sees a batch should not pay at start.
+ */
+export function lazyBodyValidator(schema: object): Validate {
+  let compiled: Validate | null = null;
+  const validate: Validate = (data) => {
+    compiled ??= compileBodyValidator(schema);
+    const valid = compiled(data);
+    validate.errors = compiled.errors ?? null;
+    return valid;
+  };
+  return validate;
 }

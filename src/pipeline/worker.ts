@@ -115,7 +115,7 @@ export class PipelineWorker {
   }
 
   private async purge(): Promise<StepOutcome> {
-    const { purged, keys, nextDueAt } = await purgeDueResults(this.ctx);
-    return { didWork: purged > 0 || keys > 0, nextAt: nextDueAt };
+    const { purged, keys, swept, nextDueAt } = await purgeDueResults(this.ctx);
+    return { didWork: purged > 0 || keys > 0 || swept > 0, nextAt: nextDueAt };
   }
 }

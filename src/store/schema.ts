@@ -35,6 +35,11 @@ export interface Schema {
   project_spend_days: ProjectSpendDaysTable;
   spend_changes: SpendChangesTable;
   budget_alerts: BudgetAlertsTable;
+  compat_batches: CompatBatchesTable;
+  compat_batch_requests: CompatBatchRequestsTable;
+  compat_staged_cargo: CompatStagedCargoTable;
+  compat_files: CompatFilesTable;
+  compat_file_chunks: CompatFileChunksTable;
 }
 
 export interface ProjectsTable {
@@ -334,4 +339,80 @@ export interface BudgetAlertsTable {
   starts: number;
   threshold: number;
   created_at: number;
+}
+
+/** A provider-compatible batch (migration 023): an Anthropic Message Batch or an OpenAI batch of a project. */
+export interface CompatBatchesTable {
+  id: string;
+  project_id: string;
+  api: 'anthropic' | 'openai';
+  /** `creating` (invisible, staged), `open` (its cargo exist), `failed` (OpenAI lines refused), `ended`. */
+  state: 'creating' | 'open' | 'failed' | 'ended';
+  request_count: Generated<number>;
+  created_at: number;
+  /** When its cargo were created (the batch became visible). */
+  in_progress_at: number | null;
+  cancel_requested_at: number | null;
+  /** 1 once every cargo a cancel could stop was canceled. */
+  cancel_done: Generated<number>;
+  /** When its last request ended (counts frozen, files made). */
+  ended_at: number | null;
+  failed_at: number | null;
+  /** The final counts, once ended. */
+  succeeded: Generated<number>;
+  errored: Generated<number>;
+  canceled: Generated<number>;
+  expired: Generated<number>;
+  /** OpenAI: the input file, the create's metadata (JSON), the line errors of a failed batch (JSON), the files made at the end. */
+  input_file_id: string | null;
+  metadata: string | null;
+  errors: string | null;
+  output_file_id: string | null;
+  error_file_id: string | null;
+  /** The lease of whoever creates the batch or makes its files. */
+  locked_by: string | null;
+  locked_until: number | null;
+}
+
+/** A request of a compat batch, in submission order: one cargo. */
+export interface CompatBatchRequestsTable {
+  batch_id: string;
+  position: number;
+  custom_id: string;
+  cargo_id: string;
+}
+
+/** A cargo of a batch being created, until the batch's cargo are created in one transaction. */
+export interface CompatStagedCargoTable {
+  batch_id: string;
+  position: number;
+  cargo_id: string;
+  model: string;
+  provider: string;
+  provider_model: string;
+  request: string;
+  request_bytes: number;
+  metadata: string;
+  reserved_nusd: number;
+  created_at: number;
+}
+
+/** An OpenAI file of a project: an upload (`batch`) or a batch's output or error file (`batch_output`). */
+export interface CompatFilesTable {
+  id: string;
+  project_id: string;
+  purpose: 'batch' | 'batch_output';
+  filename: string;
+  bytes: Generated<number>;
+  state: 'writing' | 'ready';
+  created_at: number;
+  expires_at: number;
+  /** While `writing`: past this, the sweeper deletes the unfinished file. */
+  locked_until: number | null;
+}
+
+export interface CompatFileChunksTable {
+  file_id: string;
+  seq: number;
+  data: Buffer;
 }

@@ -64,6 +64,23 @@ export function acceptedCargoStatements(
 }
 
 /**
+ * The statement that moves a project's held bytes by `delta` (a file barge made is added, a deleted
+ * file released), in the caller's transaction; the day's accepted bytes do not move.
+ */
+export function heldBytesStatements(database: Database, projectId: string, delta: number): CompiledQuery[] {
+  if (delta === 0) return [];
+  return [
+    database.write
+      .insertInto('project_storage')
+      .values({ project_id: projectId, held_bytes: delta, day: 0, day_bytes: 0 })
+      .onConflict((oc) =>
+        oc.column('project_id').doUpdateSet({ held_bytes: sql`project_storage.held_bytes + excluded.held_bytes` }),
+      )
+      .compile(),
+  ];
+}
+
+/**
  * Adds the projects' change rows to their held bytes and deletes them, in one statement, so a
  * change a concurrent collector adds meanwhile is either folded or left for the next fold, never
  * deleted unfolded. Only PostgreSQL has change rows: SQLite's triggers move the counters

@@ -41,11 +41,13 @@ for (const backend of await backends()) {
       assert.deepEqual(Object.keys(first).sort(), [
         'cargo_id',
         'created_at',
+        'metadata',
         'status',
         'status_description',
         'updated_at',
       ]);
       assert.equal(first.status, 'pending');
+      assert.equal(first.metadata, null, 'a cargo loaded without metadata lists null');
       assert.equal(first.status_description, 'Waiting to be assigned to a batch');
       assert.equal((await list(key)).body.data.length, 28);
     });

@@ -46,9 +46,19 @@ export const ListQuery = Type.Object(
 
 export const ListResponse = Type.Object(
   {
-    data: Type.Array(TrackingResponse, {
-      description: 'Tracking bodies, newest first (without `deliveries`: GET /cargo/{id}/tracking has them).',
-    }),
+    data: Type.Array(
+      Type.Object({
+        ...TrackingResponse.properties,
+        metadata: Type.Unknown({
+          description:
+            'The metadata the cargo was submitted with, or null; a request of a provider-compatible batch has `{"batch_id", "custom_id"}`.',
+        }),
+      }),
+      {
+        description:
+          'Tracking bodies with their metadata, newest first (without `deliveries`: GET /cargo/{id}/tracking has them).',
+      },
+    ),
     has_more: Type.Boolean({ description: 'Whether another page follows: ask again with `after` = `last_id`.' }),
     last_id: Type.Union([Type.String(), Type.Null()], { description: "The page's last cargo id; null when empty." }),
   },
@@ -62,6 +72,7 @@ export const ListResponse = Type.Object(
             status_description: 'Batch is being processed by the provider',
             created_at: '2026-11-22T10:00:00.000Z',
             updated_at: '2026-11-22T10:00:02.120Z',
+            metadata: { ticket: 'T-1234' },
           },
         ],
         has_more: true,
@@ -150,6 +161,7 @@ export function registerListCargo(app: TypedScope, deps: { database: Database })
           }),
           created_at: isoTime(c.createdAt),
           updated_at: isoTime(c.updatedAt),
+          metadata: c.metadata === null ? null : JSON.parse(c.metadata),
         })),
         has_more: page.hasMore,
         last_id: page.cargo.at(-1)?.id ?? null,

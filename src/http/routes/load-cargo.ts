@@ -2,18 +2,14 @@
 import { createHash } from 'node:crypto';
 import { type Static, Type } from 'typebox';
 import { storedRequestText } from '../../domain/batch-requests.js';
-import { type CargoRecord, checkLoadRules, LIMITS } from '../../domain/cargo-request.js';
+import { checkCargoBody, isModelAllowed, providerRequests, routePrices } from '../../domain/cargo-checks.js';
+import { LIMITS } from '../../domain/cargo-request.js';
 import type { Clock } from '../../domain/clock.js';
 import { errors, type FieldError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
 import { jsonMemberText } from '../../domain/json-text.js';
-import { billedPrices } from '../../domain/model-catalog.js';
-import { checkModelParams } from '../../domain/model-params.js';
-import { allowlistOf, isUnlisted, policyName, unlistedMessage } from '../../domain/model-policy.js';
-import { type RoutingTable, routeModel } from '../../domain/model-routing.js';
-import { checkRequestSurface } from '../../domain/request-rules.js';
-import { Messages, type ModelInput, ModelInputSchema, optionalModelSettings } from '../../domain/request-surface.js';
-import { checkRouteParts } from '../../domain/route-parts.js';
+import type { RoutingTable } from '../../domain/model-routing.js';
+import { Messages, ModelInputSchema, optionalModelSettings } from '../../domain/request-surface.js';
 import { estimateNano, hasBudget } from '../../domain/spend.js';
 import { cargoRowBytes, type NewCargo } from '../../store/cargo/insert.js';
 import type { Database } from '../../store/database.js';
@@ -140,7 +136,6 @@ export const LoadCargoBody = Type.Object(
     ],
   },
 );
-type LoadCargoBody = Static<typeof LoadCargoBody>;
 /** `params` as accepted (test/http/sdk-params.test.ts proves the SDK's create params of the listed fields fit). */
 export type LoadCargoParams = Static<typeof Params>;
 
@@ -346,51 +341,32 @@ export function registerLoadCargo(app: TypedScope, deps: LoadCargoDeps): void {
           ? null
           : ((rawBody === undefined ? undefined : jsonMemberText(rawBody, 'metadata')) ??
             JSON.stringify(body.metadata));
-      const problems = checkLoadRules({
-        params: body.params,
-        records: body.records,
-        metadata: body.metadata ?? undefined,
-        metadataJson: metadataJson ?? undefined,
-      });
-      const surface = checkRequestSurface({
-        params: body.params,
-        records: body.records,
-        defaultMaxTokens: LIMITS.defaultMaxTokens,
-      });
-      problems.push(...surface.problems);
-      const routing = routeModel(body.params.model, deps.models.catalog, deps.models.enabled);
-      if (routing.ok && !deps.policy.allowUnlistedModels && isUnlisted(routing.route)) {
-        problems.push({ path: '/params/model', message: unlistedMessage(body.params.model) });
-      } else if (routing.ok) {
-        problems.push(...checkRouteParts(routing.route.provider, surface.parts));
-        problems.push(
-          ...checkModelParams({
-            model: body.params.model,
-            route: routing.route,
-            params: body.params,
-            records: body.records,
-          }),
-        );
-      } else {
-        problems.push({ path: '/params/model', message: routing.problem.message });
-      }
+      const checked = checkCargoBody(
+        {
+          params: body.params,
+          records: body.records,
+          metadata: body.metadata ?? undefined,
+          metadataJson: metadataJson ?? undefined,
+        },
+        { models: deps.models, allowUnlistedModels: deps.policy.allowUnlistedModels },
+      );
+      const { problems, route } = checked;
       if (body.callback_url != null) problems.push(...checkCallbackUrl(body.callback_url, deps.allowHttpCallbacks));
       if (body.callback) problems.push(...targetAddressProblems(body.callback, deps.targets));
-      if (problems.length > 0 || !routing.ok) throw errors.invalidBody(problems);
-      const { route } = routing;
+      if (problems.length > 0 || route === null) throw errors.invalidBody(problems);
       // The project's model policy (403), then its spend budget (402): only a valid body gets here.
-      if (!allowlistOf(auth.allowedModels)(policyName(body.params.model, route))) {
+      if (!isModelAllowed(auth.allowedModels, body.params.model, route)) {
         throw errors.modelNotAllowed(body.params.model);
       }
       const target = body.callback ? await checkTarget(deps.targets, auth.projectId, body.callback) : null;
 
       const now = deps.clock.now();
-      const requests = toProviderRequests(body);
+      const requests = providerRequests(body);
       // Estimated only for a project with a budget: the others reserve nothing and pay no walk.
       const budgets = deps.spend.budgetsOf(auth);
       let estimate = 0;
       if (hasBudget(budgets)) {
-        const prices = billedPrices(route.provider, route.entry);
+        const prices = routePrices(route);
         if (prices === null) throw errors.unpricedModel(body.params.model);
         estimate = estimateNano(prices, requests);
       }
@@ -483,15 +459,4 @@ function checkCallbackUrl(raw: string, allowHttp: boolean): FieldError[] {
   }
   if (url.protocol === 'https:' || (allowHttp && url.protocol === 'http:')) return [];
   return [{ path: '/callback_url', message: allowHttp ? 'must be an http or https URL' : 'must be an https URL' }];
-}
-
-/** One provider request per record (or one for a plain cargo), with the shared settings applied. */
-function toProviderRequests(body: LoadCargoBody): CargoRecord[] | { modelInput: ModelInput }[] {
-  const { model: _model, messages, ...shared } = body.params;
-  const defaults = { ...shared, max_tokens: shared.max_tokens ?? LIMITS.defaultMaxTokens };
-  if (!body.records) return [{ modelInput: { ...defaults, messages: messages as ModelInput['messages'] } }];
-  return body.records.map((record) => ({
-    recordId: record.recordId,
-    modelInput: { ...defaults, ...record.modelInput } as ModelInput,
-  }));
 }

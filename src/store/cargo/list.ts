@@ -33,6 +33,8 @@ export interface ListedCargo {
   /** As in CargoView: what tracking's description says of a failed cargo, or of a batch's retries. */
   resultError: string | null;
   submitError: string | null;
+  /** The JSON text of the metadata it was submitted with, or null. */
+  metadata: string | null;
 }
 
 /**
@@ -53,10 +55,12 @@ export async function listCargo(
 ): Promise<{ cargo: ListedCargo[]; hasMore: boolean }> {
   let query = database.read
     .selectFrom('cargo as c')
+    .innerJoin('cargo_requests as q', 'q.cargo_id', 'c.id')
     .leftJoin('results as r', 'r.cargo_id', 'c.id')
     .leftJoin('batches as b', 'b.id', 'c.batch_id')
     .select([
       'c.id',
+      'q.metadata',
       'c.status',
       'c.created_at',
       'c.updated_at',
@@ -89,6 +93,7 @@ export async function listCargo(
       updatedAt: Number(row.updated_at),
       resultError: row.error_message,
       submitError: row.batch_status === 'submitting' ? row.batch_error : null,
+      metadata: row.metadata,
     })),
     hasMore: rows.length > filter.limit,
   };

@@ -1,0 +1,100 @@
+/**
+ * Writes an OpenAI file into the database as its bytes come (an upload, a batch's output file):
+ * chunks of 4 MiB under a lease, so a 200 MB file is never held whole, and the file is
+ * visible only once finished. A crash leaves an unfinished file to the sweeper.
+ */
+import type { Clock } from '../../domain/clock.js';
+import {
+  appendCompatFileChunk,
+  beginCompatFile,
+  deleteCompatFile,
+  finishCompatFile,
+} from '../../store/compat/files.js';
+import type { Database } from '../../store/database.js';
+import type { CompatFilesTable } from '../../store/schema.js';
+
+/** Bytes a stored chunk holds (the last one less): each is one transaction, so one fsync per 4 MiB. */
+export const CHUNK_BYTES = 4 * 1024 * 1024;
+
+/** Files are kept this long after they are made (OpenAI's default for batch files). */
+export const FILE_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+
+export interface FileWriterDeps {
+  database: Database;
+  clock: Clock;
+  /** How long the file's lease runs without a chunk written. */
+  leaseMs: number;
+}
+
+export class CompatFileWriter {
+  private parts: Buffer[] = [];
+  private held = 0;
+  private seq = 0;
+  private begun = false;
+  private total = 0;
+
+  constructor(
+    private readonly deps: FileWriterDeps,
+    readonly file: { id: string; projectId: string; purpose: CompatFilesTable['purpose']; filename: string },
+  ) {}
+
+  /** Bytes written so far. */
+  get bytes(): number {
+    return this.total;
+  }
+
+  async write(data: Buffer): Promise<void> {
+    if (data.length === 0) return;
+    await this.begin();
+    this.parts.push(data);
+    this.held += data.length;
+    this.total += data.length;
+    if (this.held >= CHUNK_BYTES) await this.flush();
+  }
+
+  /** Makes the file visible (an upload counts against the project's bytes of the day too). */
+  async finish(options: { accepted: boolean }): Promise<void> {
+    await this.begin();
+    await this.flush();
+    await finishCompatFile(this.deps.database, {
+      fileId: this.file.id,
+      projectId: this.file.projectId,
+      bytes: this.total,
+      now: this.deps.clock.now(),
+      accepted: options.accepted,
+    });
+  }
+
+  /** Deletes what was written (best effort: the sweeper deletes an unfinished file once its lease lapses). */
+  async abandon(): Promise<void> {
+    if (this.begun) await deleteCompatFile(this.deps.database, this.file.id).catch(() => {});
+  }
+
+  private async begin(): Promise<void> {
+    if (this.begun) return;
+    this.begun = true;
+    const now = this.deps.clock.now();
+    await beginCompatFile(this.deps.database, {
+      id: this.file.id,
+      project_id: this.file.projectId,
+      purpose: this.file.purpose,
+      filename: this.file.filename,
+      created_at: now,
+      expires_at: now + FILE_RETENTION_MS,
+      locked_until: now + this.deps.leaseMs,
+    });
+  }
+
+  private async flush(): Promise<void> {
+    if (this.held === 0) return;
+    const data = this.parts.length === 1 ? (this.parts[0] as Buffer) : Buffer.concat(this.parts, this.held);
+    this.parts = [];
+    this.held = 0;
+    await appendCompatFileChunk(this.deps.database, {
+      fileId: this.file.id,
+      seq: this.seq++,
+      data,
+      lockedUntil: this.deps.clock.now() + this.deps.leaseMs,
+    });
+  }
+}

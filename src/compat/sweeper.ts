@@ -1,0 +1,74 @@
+/**
+ * The sweeper of the provider-compatible endpoints, run by the pipeline worker's purger: what a
+ * crash left half done is finished or removed, and what is past its retention is deleted.
+ * - a batch being created whose creator's lease lapsed is deleted (nothing of it was visible);
+ * - staged rows of a batch already made whole (a crash right after) are dropped;
+ * - a cancel asked more than a lease ago and not seen through is finished;
+ * - an upload or output file left unfinished is deleted, and files past their retention;
+ * - batches are deleted BATCH_RETENTION_MS after their creation (their cargo stay).
+ */
+import type { Clock } from '../domain/clock.js';
+import {
+  abandonedCompatBatches,
+  batchesWithLeftoverStaging,
+  deleteCompatBatch,
+  dropStagedCargo,
+  expiredCompatBatches,
+  markCompatCancelDone,
+  nextCompatBatchDue,
+  unfinishedCompatCancels,
+} from '../store/compat/batches.js';
+import {
+  abandonedCompatFiles,
+  deleteCompatFile,
+  expiredCompatFiles,
+  nextCompatFileDue,
+} from '../store/compat/files.js';
+import type { Database } from '../store/database.js';
+import { finishCompatCancel } from './batch-cancel.js';
+
+/** A batch (its request list, its results file) is kept this long after its creation (Anthropic keeps results 29 days). */
+export const BATCH_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+
+/** Items of each kind one sweep handles at most; the rest wait for the next (due at once). */
+const SWEEP_LIMIT = 20;
+
+export interface SweepDeps {
+  database: Database;
+  clock: Clock;
+  /** The creators' lease: a cancel not done this long after it was asked is finished here. */
+  leaseMs: number;
+}
+
+/** One sweep; how many items it handled and when the next is due. */
+export async function sweepCompat(deps: SweepDeps): Promise<{ swept: number; nextDueAt: number | null }> {
+  const { database, clock } = deps;
+  const now = clock.now();
+  let swept = 0;
+  for (const id of await abandonedCompatBatches(database, now, SWEEP_LIMIT)) {
+    if (await deleteCompatBatch(database, id, { onlyCreating: true })) swept++;
+  }
+  for (const id of await batchesWithLeftoverStaging(database, SWEEP_LIMIT)) {
+    await dropStagedCargo(database, id);
+    swept++;
+  }
+  for (const row of await unfinishedCompatCancels(database, now - deps.leaseMs, SWEEP_LIMIT)) {
+    if (row.state === 'open') await finishCompatCancel(database, clock, row);
+    else await markCompatCancelDone(database, row.id);
+    swept++;
+  }
+  for (const id of [
+    ...(await abandonedCompatFiles(database, now, SWEEP_LIMIT)),
+    ...(await expiredCompatFiles(database, now, SWEEP_LIMIT)),
+  ]) {
+    if (await deleteCompatFile(database, id)) swept++;
+  }
+  for (const id of await expiredCompatBatches(database, now - BATCH_RETENTION_MS, SWEEP_LIMIT)) {
+    if (await deleteCompatBatch(database, id)) swept++;
+  }
+  const due = [
+    await nextCompatBatchDue(database, { cancelGraceMs: deps.leaseMs, retentionMs: BATCH_RETENTION_MS }),
+    await nextCompatFileDue(database),
+  ].filter((at): at is number => at !== null);
+  return { swept, nextDueAt: swept > 0 ? now : due.length > 0 ? Math.min(...due) : null };
+}
