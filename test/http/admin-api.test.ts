@@ -295,6 +295,18 @@ for (const backend of await backends()) {
         '/admin/v1/projects/{slug}/webhook-secret/rotate': ['post'],
         '/admin/v1/projects/{slug}/keys': ['get', 'post'],
         '/admin/v1/projects/{slug}/keys/{key_id}/deactivate': ['post'],
+        '/admin/v1/projects/{slug}/connections': ['get', 'post'],
+        '/admin/v1/projects/{slug}/connections/{connection_id}': ['get', 'delete'],
+        '/admin/v1/projects/{slug}/connections/{connection_id}/check': ['post'],
+        '/admin/v1/projects/{slug}/cargo': ['get'],
+        '/admin/v1/projects/{slug}/cargo/{cargo_id}': ['get'],
+        '/admin/v1/projects/{slug}/cargo/{cargo_id}/redeliver': ['post'],
+        '/admin/v1/projects/{slug}/recoveries/dry-run': ['post'],
+        '/admin/v1/projects/{slug}/recoveries': ['get', 'post'],
+        '/admin/v1/projects/{slug}/recoveries/{recovery_id}': ['get'],
+        '/admin/v1/projects/{slug}/recoveries/{recovery_id}/cancel': ['post'],
+        '/admin/v1/projects/{slug}/usage': ['get'],
+        '/admin/v1/providers': ['get'],
       };
       for (const [path, methods] of Object.entries(expected)) {
         for (const method of methods) {
@@ -309,6 +321,13 @@ for (const backend of await backends()) {
         }
       }
       assert.ok(doc.paths['/admin/v1/projects'].post.responses['403']);
+      assert.ok(doc.paths['/admin/v1/providers'].get.responses['403']);
+      assert.ok(doc.paths['/admin/v1/projects/{slug}/cargo/{cargo_id}/redeliver'].post.responses['409']);
+      assert.ok(doc.paths['/admin/v1/projects/{slug}/connections/{connection_id}/check'].post.responses['429']);
+      assert.ok(doc.paths['/admin/v1/projects/{slug}/recoveries/{recovery_id}/cancel'].post.responses['409']);
+      for (const path of ['/admin/v1/projects/{slug}/connections', '/admin/v1/projects/{slug}/recoveries']) {
+        assert.ok(doc.paths[path].post.requestBody.content['application/json'].example, path);
+      }
       assert.ok(doc.paths['/admin/v1/projects/{slug}'].patch.requestBody.content['application/json'].example);
     });
   });
