@@ -41,13 +41,14 @@ test('a role with an allow-list: the trust policy names the principal and extern
 
 test('what is not known is a placeholder, named: the principal, and each kind of target of a connection that allows any', () => {
   const policies = connectionPolicies({ ...role, allowedTargets: null }, null, 'convoy/');
-  assert.equal(policies?.placeholders[0], PRINCIPAL_PLACEHOLDER);
-  assert.equal(policies?.placeholders.length, 5);
-  assert.deepEqual((policies?.trustPolicy.Statement[0] as { Principal: unknown }).Principal, {
+  assert.ok(policies);
+  assert.equal(policies.placeholders[0], PRINCIPAL_PLACEHOLDER);
+  assert.equal(policies.placeholders.length, 5);
+  assert.deepEqual((policies.trustPolicy.Statement[0] as { Principal: unknown }).Principal, {
     AWS: PRINCIPAL_PLACEHOLDER,
   });
-  assert.equal(policies?.permissionPolicy.Statement[0]?.Resource, 'arn:aws:s3:::<bucket>/convoy/*');
-  for (const placeholder of policies?.placeholders ?? []) {
+  assert.equal(policies.permissionPolicy.Statement[0]?.Resource, 'arn:aws:s3:::<bucket>/convoy/*');
+  for (const placeholder of policies.placeholders) {
     assert.ok(JSON.stringify(policies).includes(placeholder), placeholder);
   }
 });

@@ -14,8 +14,6 @@ import { createRecovery } from '../../src/operations/create-recovery.js';
 import { RECOVERY_CHUNK, workRecovery } from '../../src/operations/work-recovery.js';
 import { insertCargo } from '../../src/store/cargo/insert.js';
 import type { Database } from '../../src/store/database.js';
-import { findDueDeliveries, leaseDeliveries } from '../../src/store/deliveries/claim.js';
-import { recordAttempts } from '../../src/store/deliveries/record-attempts.js';
 import { claimRecovery, recoverChunk } from '../../src/store/recoveries/work.js';
 import { deliveryConfig } from '../delivery/webhook-support.js';
 import { adminClient, assertOtherProjectHidden, assertTokenRequired } from '../helpers/admin.js';
