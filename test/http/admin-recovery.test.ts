@@ -65,6 +65,18 @@ async function recoveryDeliveries(database: Database, ids: string[]): Promise<Ma
   return counts;
 }
 
+/** A wait on the child, failing with what it logged (its warnings and errors, not its refused attempts) and the recovery's row. */
+async function explained<T>(child: BargeProcess, recovery: () => Promise<unknown>, wait: Promise<T>): Promise<T> {
+  try {
+    return await wait;
+  } catch (err) {
+    const logged = child.logLines.filter((line) => !line.includes('delivery attempt failed')).slice(-20);
+    throw new Error(
+      `${(err as Error).message}\nrecovery: ${JSON.stringify(await recovery())}\nchild logs:\n${logged.join('\n')}\n${child.stderr}`,
+    );
+  }
+}
+
 const histogram = (counts: Map<string, number>) => {
   const out: Record<number, number> = {};
   for (const n of counts.values()) out[n] = (out[n] ?? 0) + 1;
@@ -309,7 +321,8 @@ if (postgres) {
         BARGE_LOG_LEVEL: 'warn',
         BARGE_LEASE_MS: '1000',
         BARGE_ALLOW_PRIVATE_CALLBACKS: 'true',
-        BARGE_WEBHOOK_RETRY_DELAYS_MS: '0',
+        // Its deliveries of what it redelivers stay few and gentle: they share its ten connections.
+        BARGE_DELIVERY_CONCURRENCY: '4',
         BARGE_MOCK_LATENCY_MS: '0',
       });
       try {
@@ -320,21 +333,31 @@ if (postgres) {
             .selectAll()
             .where('id', '=', recoveryId)
             .executeTakeFirstOrThrow();
-        await waitFor('the first chunk', progress, (r) => r.done === RECOVERY_CHUNK, { timeoutMs: 20_000 });
+        await explained(
+          child,
+          progress,
+          waitFor('the first chunk', progress, (r) => r.done === RECOVERY_CHUNK, { timeoutMs: 60_000 }),
+        );
         // Its second chunk waits on the held cargo, inside its transaction, holding the lease.
-        await waitFor(
-          'the second chunk to wait on the held cargo',
-          async () =>
-            (
-              await blocker.query(
-                `select wait_event_type, left(query, 60) as query from pg_stat_activity
+        await explained(
+          child,
+          progress,
+          waitFor(
+            'the second chunk to wait on the held cargo',
+            async () =>
+              (
+                await blocker.query(
+                  `select wait_event_type, left(query, 60) as query from pg_stat_activity
                  where datname = current_database() and pid <> pg_backend_pid() and state = 'active'`,
-              )
-            ).rows as { wait_event_type: string | null; query: string }[],
-          // The statement's text is cut at track_activity_query_size: its start names it.
-          (rows) =>
-            rows.some((r) => r.wait_event_type === 'Lock' && r.query.startsWith('select "c"."id", "c"."callback_url"')),
-          { timeoutMs: 20_000 },
+                )
+              ).rows as { wait_event_type: string | null; query: string }[],
+            // The statement's text is cut at track_activity_query_size: its start names it.
+            (rows) =>
+              rows.some(
+                (r) => r.wait_event_type === 'Lock' && r.query.startsWith('select "c"."id", "c"."callback_url"'),
+              ),
+            { timeoutMs: 60_000 },
+          ),
         );
         await child.stop('SIGKILL');
         await blocker.query('rollback');
