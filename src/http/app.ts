@@ -40,6 +40,8 @@ export interface AppDeps {
   prepared?: () => boolean;
   /** A provider-compatible batch's cargo were created in one transaction (wake the batcher, count them). */
   onCargoCreated?: (routes: { provider: string; provider_model: string; count: number }[]) => void;
+  /** Wakes this process's delivery worker (role all): the admin API scheduled a redelivery or a recovery. */
+  wakeDeliveries?: () => void;
 }
 
 /** Builds the HTTP app from explicit dependencies; listening and signals are its caller's business. */
@@ -178,6 +180,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     database: deps.database,
     clock: deps.clock,
     config,
+    ...(deps.wakeDeliveries ? { wakeDeliveries: deps.wakeDeliveries } : {}),
   });
   return app;
 }

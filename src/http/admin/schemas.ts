@@ -33,10 +33,11 @@ export const SlugParams = Type.Object({
   slug: Type.String({ description: "The project's slug.", examples: ['acme'] }),
 });
 
-const nullableInt = (description: string) => Type.Union([Type.Integer(), Type.Null()], { description });
-const nullableNumber = (description: string) => Type.Union([Type.Number(), Type.Null()], { description });
-const time = (description: string) => Type.String({ description: `${description} ISO 8601, UTC.` });
-const nullableTime = (description: string) =>
+export const nullableInt = (description: string) => Type.Union([Type.Integer(), Type.Null()], { description });
+export const nullableNumber = (description: string) => Type.Union([Type.Number(), Type.Null()], { description });
+export const nullableString = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
+export const time = (description: string) => Type.String({ description: `${description} ISO 8601, UTC.` });
+export const nullableTime = (description: string) =>
   Type.Union([Type.String(), Type.Null()], { description: `${description} ISO 8601, UTC; null: never.` });
 
 export const ProjectBody = Type.Object({
