@@ -66,6 +66,20 @@ export const errors = {
     ),
   /** Unknown or revoked: the answer does not tell which. */
   invalidAdminToken: () => new ApiError('invalid_admin_token', 401, 'Invalid admin token.'),
+  /** The dashboard's session cookie names no live session (src/http/admin/auth.ts). */
+  sessionEnded: () =>
+    new ApiError(
+      'session_ended',
+      401,
+      'Your dashboard session has ended (signed out, idle or past its lifetime, or its admin token was revoked). Sign in again.',
+    ),
+  /** A state-changing request carried the session cookie but did not come from the dashboard's own pages. */
+  crossSiteRequest: (reason: string) =>
+    new ApiError(
+      'cross_site_request',
+      403,
+      `Cross-site request refused: ${reason}. The dashboard's session cookie is accepted only from the dashboard's own pages; a script should send Authorization: Bearer barge_at_… instead.`,
+    ),
   allProjectsTokenRequired: () =>
     new ApiError(
       'all_projects_token_required',

@@ -158,6 +158,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     authenticator: new AdminAuthenticator(deps.database, deps.clock, {
       failures: new AuthFailureLimiter(config.authFailures),
       onTouchError: (err) => app.log.warn({ err }, 'could not record an admin token last_used_at'),
+      sessions: config.dashboardSessions,
     }),
     database: deps.database,
     clock: deps.clock,
