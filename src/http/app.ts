@@ -12,6 +12,7 @@ import { AdminAuthenticator } from './admin/auth.js';
 import { Authenticator } from './auth.js';
 import { AuthFailureLimiter } from './auth-failures.js';
 import { cargoRoutes } from './cargo-routes.js';
+import { builtDashboardDir, dashboardRoutes } from './dashboard.js';
 import { diskGuard } from './disk-guard.js';
 import { registerDocs } from './docs.js';
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './errors.js';
@@ -164,6 +165,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clock: deps.clock,
     config,
   });
+  // The dashboard's pages and assets: a third scope, whose headers touch neither of the others.
+  await app.register(dashboardRoutes, { dir: builtDashboardDir() });
   return app;
 }
 

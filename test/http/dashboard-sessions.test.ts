@@ -40,7 +40,10 @@ for (const backend of await backends()) {
     const sameOrigin = () => ({ origin: h.app.url, 'sec-fetch-site': 'same-origin' });
 
     async function signIn(adminToken: string) {
-      const res = await h.app.request('POST', '/admin/v1/session', { body: { token: adminToken }, headers: sameOrigin() });
+      const res = await h.app.request('POST', '/admin/v1/session', {
+        body: { token: adminToken },
+        headers: sameOrigin(),
+      });
       assert.equal(res.status, 201, res.text);
       const setCookie = res.headers.getSetCookie();
       assert.equal(setCookie.length, 1);
@@ -49,7 +52,12 @@ for (const backend of await backends()) {
       return { cookie: `barge_session=${value}`, value, setCookie: setCookie[0] as string, body: res.body };
     }
 
-    const withCookie = (cookie: string, method: string, path: string, options: { body?: unknown; headers?: Record<string, string> } = {}) =>
+    const withCookie = (
+      cookie: string,
+      method: string,
+      path: string,
+      options: { body?: unknown; headers?: Record<string, string> } = {},
+    ) =>
       h.app.request(method, `/admin/v1${path}`, {
         ...options,
         headers: { cookie, ...(method === 'GET' ? {} : sameOrigin()), ...options.headers },
@@ -75,7 +83,11 @@ for (const backend of await backends()) {
         },
       });
       // Only the hash is stored, with the token it came from.
-      const rows = await h.db.database.read.selectFrom('admin_sessions').selectAll().where('admin_token_id', '=', t.id).execute();
+      const rows = await h.db.database.read
+        .selectFrom('admin_sessions')
+        .selectAll()
+        .where('admin_token_id', '=', t.id)
+        .execute();
       assert.equal(rows.length, 1);
       assert.equal(rows[0]?.session_hash, createHash('sha256').update(value).digest('hex'));
       assert.ok(!JSON.stringify(rows).includes(value));
@@ -90,7 +102,9 @@ for (const backend of await backends()) {
       const created = await withCookie(cookie, 'POST', '/projects', { body: { slug } });
       assert.equal(created.status, 201, created.text);
       // With a bearer token, GET /session names the token and no session.
-      const bearer = await h.app.request('GET', '/admin/v1/session', { headers: { authorization: `Bearer ${t.token}` } });
+      const bearer = await h.app.request('GET', '/admin/v1/session', {
+        headers: { authorization: `Bearer ${t.token}` },
+      });
       assert.deepEqual(bearer.body, { admin_token: { id: t.id, name: 'laptop', project: null }, session: null });
     });
 
@@ -181,7 +195,11 @@ for (const backend of await backends()) {
       assert.equal((await withCookie(a.cookie, 'GET', '/projects')).status, 200);
       assert.ok((await revokeAdminToken(deps(), { id: doomed.id })).ok);
       assertDetail(await withCookie(a.cookie, 'GET', '/projects'), 401, SESSION_ENDED);
-      assertDetail(await withCookie(a.cookie, 'POST', '/projects', { body: { slug: 'never-made-a' } }), 401, SESSION_ENDED);
+      assertDetail(
+        await withCookie(a.cookie, 'POST', '/projects', { body: { slug: 'never-made-a' } }),
+        401,
+        SESSION_ENDED,
+      );
       assert.equal((await withCookie(b.cookie, 'GET', '/projects')).status, 200);
     });
 
@@ -190,8 +208,14 @@ for (const backend of await backends()) {
       const slug = `xs-${Math.random().toString(36).slice(2, 10)}`;
       const host = new URL(h.app.url).host;
       const cases: [Record<string, string>, string][] = [
-        [{ 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' }, "its Sec-Fetch-Site header is 'cross-site', not 'same-origin'"],
-        [{ 'sec-fetch-site': 'same-site', origin: h.app.url }, "its Sec-Fetch-Site header is 'same-site', not 'same-origin'"],
+        [
+          { 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' },
+          "its Sec-Fetch-Site header is 'cross-site', not 'same-origin'",
+        ],
+        [
+          { 'sec-fetch-site': 'same-site', origin: h.app.url },
+          "its Sec-Fetch-Site header is 'same-site', not 'same-origin'",
+        ],
         [{ origin: 'https://evil.example' }, `its Origin 'https://evil.example' is not this service's own (${host})`],
         [{ origin: 'null' }, "its Origin 'null' is not a web origin"],
         [{}, 'it carries neither an Origin nor a Sec-Fetch-Site header'],
@@ -213,18 +237,31 @@ for (const backend of await backends()) {
       assert.equal((await withCookie(cookie, 'GET', '/session')).status, 200);
       // Only Sec-Fetch-Site (no Origin) from the same origin passes, as does only Origin.
       assert.equal(
-        (await h.app.request('POST', '/admin/v1/projects', { headers: { cookie, 'sec-fetch-site': 'same-origin' }, body: { slug } }))
-          .status,
+        (
+          await h.app.request('POST', '/admin/v1/projects', {
+            headers: { cookie, 'sec-fetch-site': 'same-origin' },
+            body: { slug },
+          })
+        ).status,
         201,
       );
       const second = `${slug}-2`;
       assert.equal(
-        (await h.app.request('POST', '/admin/v1/projects', { headers: { cookie, origin: h.app.url }, body: { slug: second } })).status,
+        (
+          await h.app.request('POST', '/admin/v1/projects', {
+            headers: { cookie, origin: h.app.url },
+            body: { slug: second },
+          })
+        ).status,
         201,
       );
       // A bearer token is not a browser's ambient credential: no origin rule applies to it.
       const bearer = await h.app.request('POST', '/admin/v1/projects', {
-        headers: { authorization: `Bearer ${(await token()).token}`, origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
+        headers: {
+          authorization: `Bearer ${(await token()).token}`,
+          origin: 'https://evil.example',
+          'sec-fetch-site': 'cross-site',
+        },
         body: { slug: `${slug}-3` },
       });
       assert.equal(bearer.status, 201, bearer.text);
@@ -238,7 +275,11 @@ for (const backend of await backends()) {
       });
       assertDetail(res, 403, crossSite("its Sec-Fetch-Site header is 'cross-site', not 'same-origin'"));
       assert.deepEqual(res.headers.getSetCookie(), []);
-      const rows = await h.db.database.read.selectFrom('admin_sessions').select('id').where('admin_token_id', '=', t.id).execute();
+      const rows = await h.db.database.read
+        .selectFrom('admin_sessions')
+        .select('id')
+        .where('admin_token_id', '=', t.id)
+        .execute();
       assert.deepEqual(rows, []);
     });
 
