@@ -125,6 +125,11 @@ export interface ObjectStoreConfig {
    * (environment, shared files, instance or task role); set only by code, e.g. tests.
    */
   credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | null;
+  /**
+   * The service's own AWS identity as customers' trust policies name it (BARGE_AWS_PRINCIPAL_ARN),
+   * for the policies the admin API hands out; null: they hold a placeholder instead.
+   */
+  principalArn: string | null;
 }
 
 /** The provider settings of decisions.md. Keys are never logged or printed. */
@@ -266,6 +271,7 @@ export function loadConfig(source: Env = process.env): Config {
       throttleBaseDelayMs: integer(read, 'BARGE_OBJECT_THROTTLE_BASE_MS', 200, 1, 10_000),
       throttleRetries: integer(read, 'BARGE_OBJECT_THROTTLE_RETRIES', 8, 0, 20),
       credentials: null,
+      principalArn: principalArn(read('BARGE_AWS_PRINCIPAL_ARN')),
     },
     awsEndpoints: {
       sqs: endpointUrl(read, 'BARGE_AWS_SQS_ENDPOINT'),
@@ -283,6 +289,18 @@ export function loadConfig(source: Env = process.env): Config {
       absoluteMs: integer(read, 'BARGE_DASHBOARD_SESSION_MAX_MS', 12 * 3_600_000, 60_000, 30 * 86_400_000),
     },
   };
+}
+
+/** An IAM role, user or account root ARN, as a trust policy's `Principal.AWS` takes it. */
+function principalArn(raw: string | undefined): string | null {
+  if (raw === undefined) return null;
+  if (!/^arn:aws[a-z-]*:iam::\d{12}:(root|(role|user)\/[\w+=,.@/-]{1,512})$/.test(raw)) {
+    throw new ConfigError(
+      'BARGE_AWS_PRINCIPAL_ARN',
+      `must be an IAM role, user or root ARN such as arn:aws:iam::111122223333:role/barge, got '${raw}'`,
+    );
+  }
+  return raw;
 }
 
 function integer(

@@ -167,7 +167,7 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
       }),
       settings: delivererSettings(config),
       mailer: smtpMailer(config.smtp),
-      outboxLeaseMs: config.pipeline.leaseMs,
+      leaseMs: config.pipeline.leaseMs,
       idleMaxMs,
       shutdownGraceMs: 10_000,
       defaultMonthlyBudgetUsd: config.defaultMonthlyBudgetUsd,
@@ -271,6 +271,8 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
       logger,
       writeCargo: (row) => cargoWriter.write(row),
       version: packageVersion(),
+      // In this process: another process's delivery worker is woken by the commit (store/notify.ts).
+      wakeDeliveries: () => delivery?.wake(),
       ...gate(),
       ...(prometheus ? { metrics: { registry: prometheus.registry, token: config.metrics.token } } : {}),
     });

@@ -2,9 +2,8 @@
 import type { Command } from 'commander';
 import { isoTime } from '../domain/clock.js';
 import { createAdminToken } from '../operations/create-admin-token.js';
-import { listAdminTokens } from '../operations/list-admin-tokens.js';
+import { type AdminToken, listAdminTokens } from '../operations/list-admin-tokens.js';
 import { revokeAdminToken } from '../operations/revoke-admin-token.js';
-import type { AdminToken } from '../store/admin/admin-tokens.js';
 import type { CommandContext } from './context.js';
 import { print, table, unwrap } from './output.js';
 

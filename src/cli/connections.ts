@@ -10,8 +10,7 @@ import { checkConnection } from '../operations/check-connection.js';
 import { createConnection } from '../operations/create-connection.js';
 import { deleteConnection } from '../operations/delete-connection.js';
 import { listConnections } from '../operations/list-connections.js';
-import { showConnection } from '../operations/show-connection.js';
-import type { Connection } from '../store/admin/connections.js';
+import { type Connection, showConnection } from '../operations/show-connection.js';
 import type { CommandContext } from './context.js';
 import { print, table, unwrap } from './output.js';
 

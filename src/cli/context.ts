@@ -1,8 +1,7 @@
 /** How CLI commands run: with the configuration only, or against the migrated database; failures set the exit code. */
 import { type Config, loadConfig } from '../config.js';
 import { type Clock, systemClock } from '../domain/clock.js';
-import { type Database, openDatabase } from '../store/database.js';
-import { migrate } from '../store/migrate.js';
+import { type Database, openAdminDatabase } from '../operations/open-database.js';
 import { type Output, printError } from './output.js';
 
 /** What a command's body gets: the operations' dependencies, and where to print. */
@@ -45,9 +44,8 @@ export const runWithConfig: ConfigCommandContext['run'] = async (opts, body) => 
  */
 export const runCommand: CommandContext['run'] = (opts, body) =>
   runWithConfig(opts, async ({ config, ...deps }) => {
-    const database = openDatabase(config.databaseUrl, { writeThread: false });
+    const database = await openAdminDatabase(config);
     try {
-      await migrate(database);
       await body({ ...deps, database, config });
     } finally {
       await database.close();

@@ -3,8 +3,7 @@ import type { Command } from 'commander';
 import { isoTime } from '../domain/clock.js';
 import { createApiKey } from '../operations/create-api-key.js';
 import { deactivateApiKey } from '../operations/deactivate-api-key.js';
-import { listApiKeys } from '../operations/list-api-keys.js';
-import type { ApiKey } from '../store/admin/api-keys.js';
+import { type ApiKey, listApiKeys } from '../operations/list-api-keys.js';
 import type { CommandContext } from './context.js';
 import { print, table, unwrap } from './output.js';
 

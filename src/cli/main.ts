@@ -7,11 +7,9 @@
 // early. 1 GiB is far above what barge holds (request bodies in flight are bounded at 128 MiB).
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { loadConfig } from '../config.js';
+import { migrateDatabase } from '../operations/migrate-database.js';
 import { packageVersion } from '../package-root.js';
 import type { Role } from '../service.js';
-import { sealPlaintextWebhookSecrets } from '../store/admin/projects.js';
-import { openDatabase } from '../store/database.js';
-import { migrate } from '../store/migrate.js';
 import { registerAdminTokenCommands } from './admin-tokens.js';
 import { registerCargoCommands } from './cargo.js';
 import { registerCargoClientCommands } from './cargo-commands.js';
@@ -99,21 +97,13 @@ program
   .action(async (opts: { json?: boolean }) => {
     const out = { json: opts.json === true };
     try {
-      const config = loadConfig();
-      const database = openDatabase(config.databaseUrl, { writeThread: false });
-      try {
-        const { applied } = await migrate(database);
-        // With BARGE_SECRET_KEY set, signing secrets stored before it are sealed here too.
-        const sealed = config.secretKey ? await sealPlaintextWebhookSecrets(database, config.secretKey) : null;
-        print(out, { applied, ...(sealed === null ? {} : { sealed_webhook_secrets: sealed }) }, () =>
-          [
-            applied.length ? `Applied ${applied.join(', ')}` : 'Database is up to date',
-            ...(sealed ? [`Sealed the webhook signing secrets of ${sealed} project(s)`] : []),
-          ].join('\n'),
-        );
-      } finally {
-        await database.close();
-      }
+      const { applied, sealedWebhookSecrets: sealed } = await migrateDatabase(loadConfig());
+      print(out, { applied, ...(sealed === null ? {} : { sealed_webhook_secrets: sealed }) }, () =>
+        [
+          applied.length ? `Applied ${applied.join(', ')}` : 'Database is up to date',
+          ...(sealed ? [`Sealed the webhook signing secrets of ${sealed} project(s)`] : []),
+        ].join('\n'),
+      );
     } catch (err) {
       printError(out, err);
       process.exitCode = 1;

@@ -2,14 +2,13 @@
 import type { Command } from 'commander';
 import { isoTime } from '../domain/clock.js';
 import { createProject } from '../operations/create-project.js';
-import { listProjects } from '../operations/list-projects.js';
+import { listProjects, type Project } from '../operations/list-projects.js';
 import { rotateWebhookSecret } from '../operations/rotate-webhook-secret.js';
 import { setNotificationEmail } from '../operations/set-notification-email.js';
 import { setProjectActive } from '../operations/set-project-active.js';
 import { setProjectModels } from '../operations/set-project-models.js';
 import { setSpendBudget } from '../operations/set-spend-budget.js';
 import { setStorageBudget } from '../operations/set-storage-budget.js';
-import type { Project } from '../store/admin/projects.js';
 import type { CommandContext } from './context.js';
 import { CliError, print, table, unwrap } from './output.js';
 

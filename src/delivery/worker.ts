@@ -1,16 +1,19 @@
-/** The delivery worker: the deliverer's loop and the outbox sender's loop, side by side. */
+/** The delivery worker: the deliverer's loop, the outbox sender's, the budget watch and bulk recoveries, side by side. */
 import { Loop } from '../loop.js';
 import type { Mailer } from '../mail/mailer.js';
 import { sendDueMail } from '../mail/outbox-sender.js';
 import { sendBudgetAlerts } from '../operations/budget-alerts.js';
+import { workRecovery } from '../operations/work-recovery.js';
+import { nextDueAt } from '../store/leases.js';
+import { releaseRecoveries } from '../store/recoveries/work.js';
 import { Deliverer, type DelivererDeps } from './deliverer.js';
 
 /** The deliverer's own, less the wake-ups the worker wires between its loops, and the outbox's. */
 export interface DeliveryWorkerDeps extends Omit<DelivererDeps, 'wake' | 'onMailQueued'> {
   /** Sends the outbox's mail (incident mail). */
   mailer: Mailer;
-  /** How long a claimed outbox message is this worker's (BARGE_LEASE_MS). */
-  outboxLeaseMs: number;
+  /** How long a claimed outbox message or bulk recovery is this worker's (BARGE_LEASE_MS). */
+  leaseMs: number;
   idleMaxMs: number;
   /** How long stop() waits for attempts in flight before giving their leases back. */
   shutdownGraceMs: number;
@@ -22,14 +25,17 @@ export interface DeliveryWorkerDeps extends Omit<DelivererDeps, 'wake' | 'onMail
 const BUDGET_WATCH_MS = 10_000;
 
 /**
- * The delivery side of a worker process: the attempt scheduler's loop and the outbox sender.
- * Composed beside the pipeline worker (src/service.ts), which wakes it when results are stored.
+ * The delivery side of a worker process: the attempt scheduler's loop, the outbox sender, the
+ * budget watch, and bulk recoveries (which schedule redeliveries in chunks). Composed beside the
+ * pipeline worker (src/service.ts), which wakes it when results are stored; a redelivery or a
+ * recovery made elsewhere wakes it the same way.
  */
 export class DeliveryWorker {
   private readonly deliverer: Deliverer;
   private readonly deliveries: Loop;
   private readonly outbox: Loop;
   private readonly budgets: Loop;
+  private readonly recoveries: Loop;
 
   constructor(private readonly deps: DeliveryWorkerDeps) {
     const loop = { clock: deps.clock, log: deps.log, metrics: deps.metrics, idleMaxMs: deps.idleMaxMs };
@@ -41,34 +47,49 @@ export class DeliveryWorker {
     this.deliveries = new Loop('deliveries', () => this.deliverer.step(), loop);
     this.outbox = new Loop('outbox', () => this.sendMail(), loop);
     this.budgets = new Loop('budget-alerts', () => this.watchBudgets(), loop);
+    this.recoveries = new Loop('recoveries', () => this.recover(), loop);
   }
 
   get loops(): Loop[] {
-    return [this.deliveries, this.outbox, this.budgets];
+    return [this.deliveries, this.outbox, this.budgets, this.recoveries];
   }
 
   start(): void {
     for (const loop of this.loops) loop.start();
   }
 
-  /** Results were stored, here or in another process: deliveries may be due. */
+  /** Results were stored, a redelivery or a recovery made, here or in another process: deliveries may be due. */
   wake(): void {
     this.deliveries.wake();
+    this.recoveries.wake();
   }
 
   /** Stops taking work, waits (bounded) for attempts in flight, and gives up remaining leases. */
   async stop(): Promise<void> {
     await Promise.all(this.loops.map((loop) => loop.stop()));
     await this.deliverer.stop(this.deps.shutdownGraceMs);
+    // A recovery given back is taken over by another worker at once (its progress is committed).
+    await releaseRecoveries(this.deps.database, this.deps.workerId);
   }
 
-  /** One pass: starts due attempts, waits for them to be recorded, checks budgets, sends due mail. */
+  /** One pass: a recovery's turn, then starts due attempts, waits for them to be recorded, checks budgets, sends due mail. */
   async runOnce(): Promise<boolean> {
+    const recovered = await this.recover();
     const step = await this.deliverer.step();
     await this.deliverer.drain();
     const alerts = await this.watchBudgets();
     const mail = await this.sendMail();
-    return step.didWork || alerts.didWork || mail.didWork;
+    return recovered.didWork || step.didWork || alerts.didWork || mail.didWork;
+  }
+
+  /** A turn on the bulk recovery due first (operations/work-recovery.ts); wakes the deliveries it scheduled. */
+  private async recover() {
+    const { database, clock, workerId, leaseMs } = this.deps;
+    const turn = await workRecovery({ database, clock }, { workerId, leaseMs });
+    if (turn.redelivered > 0) this.deliveries.wake();
+    if (turn.recoveryId !== null) return { didWork: true, nextAt: clock.now() };
+    // Another worker's lease on a running recovery lapses then, if it died.
+    return { didWork: false, nextAt: await nextDueAt(database, 'recoveries', { status: 'running' }) };
   }
 
   /** Budget alerts into the outbox (operations/budget-alerts.ts); wakes the sender when it queued one. */
@@ -80,7 +101,7 @@ export class DeliveryWorker {
   }
 
   private sendMail() {
-    const { database, clock, workerId, log, mailer, outboxLeaseMs } = this.deps;
-    return sendDueMail({ database, clock, workerId, log, mailer, leaseMs: outboxLeaseMs });
+    const { database, clock, workerId, log, mailer, leaseMs } = this.deps;
+    return sendDueMail({ database, clock, workerId, log, mailer, leaseMs });
   }
 }

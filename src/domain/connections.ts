@@ -14,6 +14,11 @@ import { randomInt } from 'node:crypto';
 /** Capability checks write a real object: one per minute per connection (document section 8). */
 export const CHECK_INTERVAL_MS = 60_000;
 
+/** When the next capability check of a connection last checked at `lastCheckAt` may run; null: now. */
+export function nextCheckAt(lastCheckAt: number | null, now: number): number | null {
+  return lastCheckAt !== null && lastCheckAt + CHECK_INTERVAL_MS > now ? lastCheckAt + CHECK_INTERVAL_MS : null;
+}
+
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
 /** `barge-` + 32 random characters: within STS's ExternalId alphabet and length. */

@@ -80,18 +80,31 @@ export const errors = {
       403,
       `Cross-site request refused: ${reason}. The dashboard's session cookie is accepted only from the dashboard's own pages; a script should send Authorization: Bearer barge_at_… instead.`,
     ),
-  allProjectsTokenRequired: () =>
+  /** `what` the token may not do: creating a project, or seeing what is every project's. */
+  allProjectsTokenRequired: (what: 'creating a project' | 'this' = 'creating a project') =>
     new ApiError(
       'all_projects_token_required',
       403,
-      'This admin token is limited to one project; creating a project needs an all-projects token.',
+      `This admin token is limited to one project; ${what} needs an all-projects token.`,
     ),
   /**
    * An operation's refusal (src/operations/operation.ts) answered by the admin API under the
-   * operation's code: structured on a 409 or 422, as the catalogue's others; a text otherwise.
+   * operation's code: structured on a 409, 422 or 429 (with its fields; a 429 with Retry-After),
+   * as the catalogue's others; a text on a 404.
    */
-  adminRefusal: (code: string, statusCode: 404 | 409 | 422, message: string) =>
-    statusCode === 404 ? new ApiError(code, statusCode, message) : structured(code, statusCode, message),
+  adminRefusal: (
+    code: string,
+    statusCode: 404 | 409 | 422 | 429,
+    message: string,
+    extra: { fields?: Record<string, unknown>; retryAfterSeconds?: number } = {},
+  ) => {
+    if (statusCode === 404) return new ApiError(code, statusCode, message);
+    const error = structured(code, statusCode, message, extra.fields);
+    if (extra.retryAfterSeconds === undefined) return error;
+    return new ApiError(code, statusCode, error.detail, {
+      headers: { 'retry-after': String(extra.retryAfterSeconds) },
+    });
+  },
   metricsUnauthorized: () =>
     new ApiError('metrics_unauthorized', 401, 'Metrics need the token: Authorization: Bearer <BARGE_METRICS_TOKEN>.'),
   /** Too many failed authentications from one client address (src/http/auth-failures.ts). */

@@ -65,6 +65,21 @@ export const OUTBOX_STATUSES = Object.freeze({ pending: 'pending', sent: 'sent',
 export type OutboxStatus = (typeof OUTBOX_STATUSES)[keyof typeof OUTBOX_STATUSES];
 
 /**
+ * A bulk recovery (redelivering a project's cargo of a time window): working through its set, done
+ * with it, or stopped by an operator.
+ */
+export const RECOVERY_STATUSES = Object.freeze({
+  running: 'running',
+  completed: 'completed',
+  canceled: 'canceled',
+} as const);
+export type RecoveryStatus = (typeof RECOVERY_STATUSES)[keyof typeof RECOVERY_STATUSES];
+
+/** The cargo a bulk recovery redelivers: those whose delivery failed, or (to send them again) was delivered. */
+export const RECOVERABLE_CARGO_STATUSES = Object.freeze(['callback_failed', 'callback_delivered'] as const);
+export type RecoverableCargoStatus = (typeof RECOVERABLE_CARGO_STATUSES)[number];
+
+/**
  * Every way a cargo's status may change, and from where: the one table store writes check
  * (`where status in (move.from)`), so a write that lost a race changes nothing.
  */

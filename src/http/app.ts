@@ -38,6 +38,8 @@ export interface AppDeps {
   metrics?: { registry: Registry; token: string | null };
   /** Whether the database is prepared; until then requests answer 503 (startup-gate.ts). Default: it is. */
   prepared?: () => boolean;
+  /** Wakes this process's delivery worker (role all): the admin API scheduled a redelivery or a recovery. */
+  wakeDeliveries?: () => void;
 }
 
 /** Builds the HTTP app from explicit dependencies; listening and signals are its caller's business. */
@@ -164,6 +166,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     database: deps.database,
     clock: deps.clock,
     config,
+    ...(deps.wakeDeliveries ? { wakeDeliveries: deps.wakeDeliveries } : {}),
   });
   // The dashboard's pages and assets: a third scope, whose headers touch neither of the others.
   await app.register(dashboardRoutes, { dir: builtDashboardDir() });

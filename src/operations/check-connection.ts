@@ -13,13 +13,15 @@ import type { CheckReport } from '../delivery/object-store/capability-check.js';
 import { CHECK_INTERVAL_MS, targetAllowed } from '../domain/connections.js';
 import { DEFAULT_DETAIL_TYPE, type MessageTarget, resolveMessageTarget } from '../domain/message-targets.js';
 import { bucketAllowed, DEFAULT_KEY_PREFIX, keyPrefixProblem, parseBucketArn } from '../domain/object-target.js';
-import { findConnectionWithProject } from '../store/admin/connections.js';
 import { type CapabilityCheckers, openAwsCapabilityCheckers } from './capability-checkers.js';
 import { type OperationDeps, type Result, refusals, refuse, succeed } from './operation.js';
+import { connectionOf } from './show-connection.js';
 
 /** Exactly one target: `bucket` (with `keyPrefix`), `queueUrl`, `topicArn` or `eventBusArn` (with `detailType`). */
 export interface CheckConnectionInput {
   connectionId: string;
+  /** The connection's project: another project's connection is not found. */
+  slug?: string;
   /** A bucket ARN, `arn:aws:s3:::<bucket>`. */
   bucket?: string;
   /** With `bucket`: the key prefix deliveries use (default DEFAULT_KEY_PREFIX). */
@@ -49,9 +51,9 @@ export async function checkConnection(
 ): Promise<Result<CheckConnectionResult>> {
   const given = [input.bucket, input.queueUrl, input.topicArn, input.eventBusArn].filter((v) => v !== undefined);
   if (given.length !== 1) return refuse(refusals.invalidTarget());
-  const found = await findConnectionWithProject(deps.database, input.connectionId);
-  if (!found) return refuse(refusals.connectionNotFound(input.connectionId));
-  const { connection } = found;
+  const found = await connectionOf(deps, input);
+  if (!found.ok) return found;
+  const { connection } = found.value;
   const roleOnly = input.roleOnly === true;
   const open = deps.openCheckers ?? (() => openAwsCapabilityCheckers(deps));
 

@@ -3,6 +3,8 @@ import { type ApiKey, listApiKeys as readApiKeys } from '../store/admin/api-keys
 import { findProjectBySlug, type Project } from '../store/admin/projects.js';
 import { type OperationDeps, type Result, refusals, refuse, succeed } from './operation.js';
 
+export type { ApiKey, Project };
+
 export async function listApiKeys(
   deps: Pick<OperationDeps, 'database'>,
   input: { slug: string },

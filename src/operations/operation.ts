@@ -57,6 +57,12 @@ export type OperationErrorCode =
   | 'result_purged'
   | 'no_delivery_requested'
   | 'delivery_in_progress'
+  // bulk recovery
+  | 'invalid_time'
+  | 'invalid_window'
+  | 'invalid_recovery_status'
+  | 'recovery_not_found'
+  | 'recovery_finished'
   // usage
   | 'invalid_usage_range'
   // provider checks
@@ -179,6 +185,22 @@ export const refusals = {
   /** `name` is `from` or `to`: the day at fault, or the one the range is measured from. */
   invalidUsageRange: (name: 'from' | 'to', value: string, problem: string) =>
     invalid('invalid_usage_range', name, value, problem),
+
+  cargoNotFound: (cargoId: string): OperationError => ({ code: 'cargo_not_found', message: `no cargo '${cargoId}'` }),
+  /** `name` is `since` or `until`. */
+  invalidTime: (name: 'since' | 'until', value: string) =>
+    invalid('invalid_time', name, value, 'use an ISO 8601 date or date-time, e.g. 2026-11-22T09:00:00Z'),
+  invalidWindow: (since: string, until: string): OperationError => ({
+    code: 'invalid_window',
+    message: `the window is empty: since (${since}) must be before until (${until}), and before now`,
+  }),
+  invalidRecoveryStatus: (status: string, allowed: readonly string[]) =>
+    invalid('invalid_recovery_status', 'status', status, `use ${allowed.join(' or ')}`),
+  recoveryNotFound: (id: string): OperationError => ({ code: 'recovery_not_found', message: `no recovery '${id}'` }),
+  recoveryFinished: (id: string): OperationError => ({
+    code: 'recovery_finished',
+    message: `recovery '${id}' has completed: there is nothing left to cancel`,
+  }),
 
   /** `names`: the providers there are, as model routes name them. */
   unknownProvider: (name: string, names: readonly string[]): OperationError => ({

@@ -1,6 +1,6 @@
 /**
  * The lease machinery, once for every table worked on under leases (batches, deliveries, the
- * outbox): claim due rows, extend and release a lease, check it inside a write, and tell when the
+ * outbox, bulk recoveries): claim due rows, extend and release a lease, check it inside a write, and tell when the
  * next row is due. A lease is `locked_by` + `locked_until`; it lapses by itself when a worker dies.
  */
 import { type Selectable, sql, type Transaction } from 'kysely';
@@ -8,7 +8,12 @@ import type { Database, Dialect } from './database.js';
 import type { Schema } from './schema.js';
 
 /** The tables whose rows are worked on under leases, with the column that says when each is due. */
-const DUE_COLUMNS = { batches: 'next_check_at', deliveries: 'next_attempt_at', outbox: 'next_attempt_at' } as const;
+const DUE_COLUMNS = {
+  batches: 'next_check_at',
+  deliveries: 'next_attempt_at',
+  outbox: 'next_attempt_at',
+  recoveries: 'next_run_at',
+} as const;
 export type LeasedTable = keyof typeof DUE_COLUMNS;
 
 export interface ClaimInput {

@@ -20,6 +20,7 @@ import * as cancelListIdempotency from './migrations/017_cancel_list_idempotency
 import * as sqliteStorageCounters from './migrations/018_sqlite_storage_counters.js';
 import * as modelPolicyBudgets from './migrations/019_model_policy_budgets.js';
 import * as adminTokens from './migrations/020_admin_tokens.js';
+import * as recoveries from './migrations/021_recoveries.js';
 import * as dashboardSessions from './migrations/022_dashboard_sessions.js';
 
 interface Migration {
@@ -49,6 +50,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['018_sqlite_storage_counters', sqliteStorageCounters],
   ['019_model_policy_budgets', modelPolicyBudgets],
   ['020_admin_tokens', adminTokens],
+  ['021_recoveries', recoveries],
   ['022_dashboard_sessions', dashboardSessions],
 ];
 

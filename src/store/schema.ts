@@ -11,6 +11,8 @@ import type {
   ConnectionStatus,
   DeliveryStatus,
   OutboxStatus,
+  RecoverableCargoStatus,
+  RecoveryStatus,
 } from '../domain/lifecycle.js';
 
 export interface Schema {
@@ -36,6 +38,7 @@ export interface Schema {
   project_spend_days: ProjectSpendDaysTable;
   spend_changes: SpendChangesTable;
   budget_alerts: BudgetAlertsTable;
+  recoveries: RecoveriesTable;
 }
 
 export interface ProjectsTable {
@@ -346,4 +349,28 @@ export interface BudgetAlertsTable {
   starts: number;
   threshold: number;
   created_at: number;
+}
+
+/**
+ * A bulk recovery (migration 021): redelivers a project's cargo created in [since, until) that were
+ * in `cargo_status` when it was made (`updated_at <= created_at`), in id order, a chunk at a time
+ * under a lease; `cursor` is the last cargo id handled.
+ */
+export interface RecoveriesTable {
+  id: string;
+  project_id: string;
+  status: RecoveryStatus;
+  cargo_status: RecoverableCargoStatus;
+  since: number;
+  until: number;
+  total: number;
+  done: Generated<number>;
+  redelivered: Generated<number>;
+  cursor: string | null;
+  next_run_at: number;
+  locked_by: string | null;
+  locked_until: number | null;
+  created_at: number;
+  updated_at: number;
+  finished_at: number | null;
 }

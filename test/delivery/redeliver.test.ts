@@ -179,8 +179,8 @@ for (const backend of await backends({ childProcesses: true })) {
 }
 
 /** The refusal's message, after checking it names its reason with a code. */
-function refusal(outcome: { channels: string[] } | { refused: string; message: string }): string {
+function refusal(outcome: { channels: string[] } | { refused: { code: string; message: string } }): string {
   assert.ok('refused' in outcome, `expected a refusal, got ${JSON.stringify(outcome)}`);
-  assert.match(outcome.refused, /^[a-z_]+$/);
-  return outcome.message;
+  assert.match(outcome.refused.code, /^[a-z_]+$/);
+  return outcome.refused.message;
 }

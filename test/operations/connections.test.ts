@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { PRINCIPAL_PLACEHOLDER } from '../../src/domain/connection-policies.js';
 import { openSecret } from '../../src/domain/secret-box.js';
 import { createConnection } from '../../src/operations/create-connection.js';
 import { deleteConnection } from '../../src/operations/delete-connection.js';
@@ -20,6 +21,7 @@ for (const backend of await backends()) {
     let base: ReturnType<typeof depsOf>;
     const secretKey = randomBytes(32);
     const deps = () => ({ ...base, config: { secretKey } });
+    const showDeps = () => ({ ...base, config: { objectStore: { principalArn: null } } });
     before(async () => {
       db = await backend.create();
       base = depsOf(db.database);
@@ -167,12 +169,20 @@ for (const backend of await backends()) {
       assert.deepEqual(listed.connections, [first, second]);
       refused(await listConnections(base, { slug: 'no-such-project' }), 'project_not_found');
 
-      assert.deepEqual(value(await showConnection(base, { connectionId: first.id })), {
-        connection: first,
-        projectSlug: project.slug,
-      });
+      const shown = value(await showConnection(showDeps(), { connectionId: first.id }));
+      assert.deepEqual({ ...shown, policies: null }, { connection: first, projectSlug: project.slug, policies: null });
+      // No principal configured, no allow-list: the policies name what to fill in.
+      assert.equal(shown.policies?.placeholders[0], PRINCIPAL_PLACEHOLDER);
+      assert.equal(shown.policies?.permissionPolicy.Statement.length, 4);
+      // Named under its project, or another: found, or not found as if it did not exist.
+      assert.ok(value(await showConnection(showDeps(), { connectionId: first.id, slug: project.slug })));
+      const other = await newProject(base);
+      refused(await showConnection(showDeps(), { connectionId: first.id, slug: other.slug }), 'connection_not_found');
+      refused(await deleteConnection(base, { connectionId: first.id, slug: other.slug }), 'connection_not_found');
+      refused(await showConnection(showDeps(), { connectionId: first.id, slug: 'no-such' }), 'project_not_found');
+      refused(await showConnection(showDeps(), { connectionId: first.id, keyPrefix: '../x/' }), 'invalid_key_prefix');
       assert.deepEqual(value(await deleteConnection(base, { connectionId: first.id })), { connectionId: first.id });
-      refused(await showConnection(base, { connectionId: first.id }), 'connection_not_found', /^no connection '/);
+      refused(await showConnection(showDeps(), { connectionId: first.id }), 'connection_not_found', /^no connection '/);
       refused(await deleteConnection(base, { connectionId: first.id }), 'connection_not_found');
       assert.deepEqual(
         value(await listConnections(base, { slug: project.slug })).connections.map((c) => c.id),

@@ -11,35 +11,46 @@ import type { Clock } from '../../domain/clock.js';
 import type { Database } from '../../store/database.js';
 import type { TypedScope } from '../typed-scope.js';
 import { type AdminAuthenticator, requireAdmin } from './auth.js';
+import { refuseNulText } from './nul-guard.js';
 import { registerApiKeyRoutes } from './routes/api-keys.js';
+import { registerCargoRoutes } from './routes/cargo.js';
+import { registerConnectionRoutes } from './routes/connections.js';
 import { registerProjectRoutes } from './routes/projects.js';
+import { registerProviderRoutes } from './routes/providers.js';
+import { registerRecoveryRoutes } from './routes/recoveries.js';
 import { registerSessionRoutes, registerSignIn } from './routes/session.js';
+import { registerUsageRoutes } from './routes/usage.js';
 
 export interface AdminRoutesOptions {
   authenticator: AdminAuthenticator;
   database: Database;
   clock: Clock;
-  config: Pick<Config, 'secretKey' | 'publicBaseUrl'>;
+  config: Config;
+  /** Wakes this process's delivery worker, when it runs one: a redelivery or a recovery was made. */
+  wakeDeliveries?: () => void;
 }
 
 export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async (scope, options) => {
   await scope.register(cookie);
+  refuseNulText(scope);
   // Answers carry secrets shown once and tenant data: no cache keeps a copy.
   scope.addHook('onSend', async (_request, reply) => {
     reply.header('cache-control', 'no-store');
   });
-  const deps = { database: options.database, clock: options.clock, config: options.config };
-  const sessions = {
-    database: options.database,
-    clock: options.clock,
-    authenticator: options.authenticator,
-    publicBaseUrl: options.config.publicBaseUrl,
-  };
+  const { database, clock, config } = options;
+  const deps = { database, clock, config, wakeDeliveries: options.wakeDeliveries ?? (() => {}) };
+  const sessions = { database, clock, authenticator: options.authenticator, publicBaseUrl: config.publicBaseUrl };
+  // Signing in is the one route without a caller yet; every other one is in the authenticated scope.
   registerSignIn(scope, sessions);
   await scope.register(async (authenticated: TypedScope) => {
     requireAdmin(authenticated, options.authenticator);
     registerSessionRoutes(authenticated, sessions);
     registerProjectRoutes(authenticated, deps);
     registerApiKeyRoutes(authenticated, deps);
+    registerConnectionRoutes(authenticated, deps);
+    registerCargoRoutes(authenticated, deps);
+    registerRecoveryRoutes(authenticated, deps);
+    registerUsageRoutes(authenticated, { ...deps, defaultMonthlyBudgetUsd: config.defaultMonthlyBudgetUsd });
+    registerProviderRoutes(authenticated, deps);
   });
 };

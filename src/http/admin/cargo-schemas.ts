@@ -1,6 +1,11 @@
 /** Shapes of the admin API's cargo routes: a page of a project's cargo, one cargo's story, a redelivery. */
 import { type Static, Type } from 'typebox';
+import { isoTime } from '../../domain/clock.js';
 import { ALL_CARGO_STATUSES, ALL_CHANNELS, BATCH_STATUSES, DELIVERY_STATUSES } from '../../domain/lifecycle.js';
+import type { ListedCargo } from '../../operations/list-cargo.js';
+import type { CargoStory } from '../../operations/show-cargo.js';
+import { listedDescription } from '../routes/list-cargo.js';
+import { sentence } from './refusals.js';
 import { nullableInt, nullableNumber, nullableString, nullableTime, SlugParams, time } from './schemas.js';
 
 export const CargoParams = Type.Object({
@@ -225,3 +230,88 @@ export type CargoSummaryJson = Static<typeof CargoSummaryBody>;
 export type CargoPageJson = Static<typeof CargoPageBody>;
 export type CargoDetailJson = Static<typeof CargoDetailBody>;
 export type RedeliveryJson = Static<typeof RedeliveryBody>;
+
+const maybeIso = (ms: number | null) => (ms === null ? null : isoTime(ms));
+
+export function cargoSummaryJson(c: ListedCargo): CargoSummaryJson {
+  return {
+    cargo_id: c.id,
+    status: c.status,
+    status_description: listedDescription(c),
+    model: c.model,
+    created_at: isoTime(c.createdAt),
+    updated_at: isoTime(c.updatedAt),
+  };
+}
+
+export function cargoDetailJson(story: CargoStory): CargoDetailJson {
+  const { cargo: c, redeliveryRefusal: refusal } = story;
+  return {
+    cargo_id: c.id,
+    status: c.status,
+    status_description: story.statusDescription,
+    model: c.model,
+    created_at: isoTime(c.createdAt),
+    updated_at: isoTime(c.updatedAt),
+    provider: c.provider,
+    provider_model: c.providerModel,
+    request_count: c.requestCount,
+    records: c.isRecords,
+    callback_url: c.callbackUrl,
+    callback: c.callback === null ? null : (JSON.parse(c.callback) as Record<string, unknown>),
+    metadata: c.metadata === null ? null : JSON.parse(c.metadata),
+    history: story.history.map((h) => ({ status: h.status, at: isoTime(h.at) })),
+    batch: c.batch && {
+      id: c.batch.id,
+      status: c.batch.status,
+      provider: c.batch.provider,
+      provider_model: c.batch.providerModel,
+      job_id: c.batch.jobId,
+      created_at: isoTime(c.batch.createdAt),
+      submitted_at: maybeIso(c.batch.submittedAt),
+      ended_at: maybeIso(c.batch.endedAt),
+      end_reason: c.batch.endReason,
+      last_error: c.batch.lastError,
+    },
+    result: c.result && {
+      success: c.result.success,
+      error_message: c.result.errorMessage,
+      created_at: isoTime(c.result.createdAt),
+      expires_at: isoTime(c.result.expiresAt),
+      purged_at: maybeIso(c.result.purgedAt),
+      input_tokens: c.result.inputTokens,
+      output_tokens: c.result.outputTokens,
+      cost_usd: c.result.costUsd,
+    },
+    deliveries: c.deliveries.map((d) => ({
+      id: d.id,
+      channel: d.channel,
+      status: d.status,
+      trigger: d.trigger,
+      attempts: d.attempts,
+      created_at: isoTime(d.createdAt),
+      ended_at: maybeIso(d.endedAt),
+      next_attempt_at: d.status === 'pending' ? isoTime(d.nextAttemptAt) : null,
+      last_error: d.lastError,
+      last_status_code: d.lastStatusCode,
+    })),
+    attempts: c.attempts.map((a) => ({
+      id: a.id,
+      delivery_id: a.deliveryId,
+      channel: a.channel,
+      attempt: a.attempt,
+      trigger: a.trigger,
+      started_at: isoTime(a.startedAt),
+      duration_ms: a.durationMs,
+      status_code: a.statusCode,
+      error_class: a.errorClass,
+      error_detail: a.errorDetail,
+      response_excerpt: a.responseExcerpt,
+    })),
+    attempts_omitted: c.attemptsOmitted,
+    redeliver: {
+      available: refusal === null,
+      refusal: refusal && { error: refusal.code, message: sentence(refusal.message) },
+    },
+  };
+}

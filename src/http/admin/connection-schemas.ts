@@ -1,5 +1,9 @@
 /** Shapes of the admin API's connection routes: a connection, the policies to hand its customer, a capability check. */
 import { type Static, Type } from 'typebox';
+import { isoTime } from '../../domain/clock.js';
+import { nextCheckAt } from '../../domain/connections.js';
+import type { CheckConnectionResult } from '../../operations/check-connection.js';
+import type { Connection, ShownConnection } from '../../operations/show-connection.js';
 import { nullableString, nullableTime, SlugParams, time } from './schemas.js';
 
 export const ConnectionParams = Type.Object({
@@ -231,3 +235,74 @@ export const CheckReportBody = Type.Object(
 export type ConnectionJson = Static<typeof ConnectionBody>;
 export type ConnectionDetailJson = Static<typeof ConnectionDetailBody>;
 export type CheckReportJson = Static<typeof CheckReportBody>;
+
+const maybeIso = (ms: number | null) => (ms === null ? null : isoTime(ms));
+
+/** A connection as the admin API shows it: never its static credentials, only that it has some. */
+export function connectionJson(c: Connection, projectSlug: string, now: number): ConnectionJson {
+  return {
+    id: c.id,
+    project: projectSlug,
+    kind: c.roleArn === null ? 'static_credentials' : 'assume_role',
+    role_arn: c.roleArn,
+    external_id: c.externalId,
+    endpoint_url: c.endpointUrl,
+    region: c.region,
+    allowed_targets: c.allowedTargets,
+    status: c.status,
+    last_failure_reason: c.lastFailureReason,
+    last_failed_at: maybeIso(c.lastFailedAt),
+    last_check_at: maybeIso(c.lastCheckAt),
+    next_check_at: maybeIso(nextCheckAt(c.lastCheckAt, now)),
+    created_at: isoTime(c.createdAt),
+    updated_at: isoTime(c.updatedAt),
+  };
+}
+
+export function connectionDetailJson(shown: ShownConnection, now: number): ConnectionDetailJson {
+  const { policies } = shown;
+  return {
+    ...connectionJson(shown.connection, shown.projectSlug, now),
+    policies:
+      policies === null
+        ? null
+        : {
+            principal_arn: policies.principalArn,
+            trust_policy: { ...policies.trustPolicy },
+            permission_policy: { ...policies.permissionPolicy },
+            placeholders: policies.placeholders,
+          },
+  };
+}
+
+/** A capability check's report: each capability in the order tried. */
+export function checkReportJson(checked: CheckConnectionResult, next: number | null): CheckReportJson {
+  if (checked.kind === 'bucket') {
+    const { report } = checked;
+    const { assumeRole, putObject, encryptionKey } = report.capabilities;
+    return {
+      connection_id: report.connectionId,
+      target: checked.bucketArn,
+      ok: report.ok,
+      object_key: report.key,
+      capabilities: [
+        { capability: 'assume_role', ...assumeRole },
+        { capability: 'put_object', ...putObject },
+        { capability: 'encryption_key', ...encryptionKey },
+      ],
+      next_check_at: maybeIso(next),
+    };
+  }
+  const { report } = checked;
+  return {
+    connection_id: report.connectionId,
+    target: report.target,
+    ok: report.ok,
+    object_key: null,
+    capabilities: [
+      { capability: 'assume_role', ...report.capabilities.assumeRole },
+      { capability: 'send', ...report.capabilities.send },
+    ],
+    next_check_at: maybeIso(next),
+  };
+}

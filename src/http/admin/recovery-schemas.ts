@@ -1,5 +1,8 @@
 /** Shapes of the admin API's bulk recovery: redeliver a project's failed deliveries of a time window, counted first. */
 import { type Static, Type } from 'typebox';
+import type { RecoveryCount } from '../../operations/count-recovery.js';
+import type { Recovery } from '../../operations/create-recovery.js';
+import { recoveryCountView, recoveryView } from '../../operations/recovery-view.js';
 import { nullableTime, SlugParams, time } from './schemas.js';
 
 export const RecoveryParams = Type.Object({
@@ -97,3 +100,7 @@ export const RecoveryListBody = Type.Object(
 export type RecoveryRequestJson = Static<typeof RecoveryRequestBody>;
 export type DryRunJson = Static<typeof DryRunBody>;
 export type RecoveryJson = Static<typeof RecoveryBody>;
+
+/** The shapes above, as the operations make them for the CLI too (operations/recovery-view.ts). */
+export const recoveryJson: (r: Recovery, projectSlug: string) => RecoveryJson = recoveryView;
+export const dryRunJson: (c: RecoveryCount) => DryRunJson = recoveryCountView;

@@ -1,10 +1,10 @@
 /** GET /cargo: the project's cargo, newest first, filtered, a cursor page at a time. */
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { isoTime } from '../../domain/clock.js';
 import { errors, type FieldError } from '../../domain/errors.js';
 import { isCargoId } from '../../domain/ids.js';
 import { ALL_CARGO_STATUSES, trackingDescription } from '../../domain/lifecycle.js';
-import { type CargoFilter, listCargo } from '../../store/cargo/list.js';
+import { type CargoFilter, type ListedCargo, listCargo } from '../../store/cargo/list.js';
 import type { Database } from '../../store/database.js';
 import { authOf } from '../auth.js';
 import { apiKeySecurity, authErrorResponses, ErrorBody } from '../schemas.js';
@@ -83,6 +83,41 @@ function parseTime(name: string, value: string): number | FieldError {
   return ms;
 }
 
+/** The filter a list query asks for (GET /cargo, the admin API's cargo list), or its 400 naming every bad parameter. */
+export function cargoFilterOf(query: Static<typeof ListQuery>): CargoFilter {
+  const problems: FieldError[] = [];
+  const filter: CargoFilter = { limit: LIST_LIMIT.default };
+  if (query.status !== undefined) filter.status = query.status;
+  if (query.model !== undefined) filter.model = query.model;
+  for (const [name, key] of [
+    ['created_after', 'createdAfter'],
+    ['created_before', 'createdBefore'],
+  ] as const) {
+    const value = query[name];
+    if (value === undefined) continue;
+    const time = parseTime(name, value);
+    if (typeof time === 'number') filter[key] = time;
+    else problems.push(time);
+  }
+  if (query.limit !== undefined) {
+    const limit = Number(query.limit);
+    if (limit < 1 || limit > LIST_LIMIT.max) {
+      problems.push({ path: 'limit', message: `must be between 1 and ${LIST_LIMIT.max}` });
+    } else filter.limit = limit;
+  }
+  if (query.after !== undefined) {
+    if (isCargoId(query.after)) filter.after = query.after;
+    else problems.push({ path: 'after', message: "must be a cargo id (a page's last_id)" });
+  }
+  if (problems.length > 0) throw errors.invalidQuery(problems);
+  return filter;
+}
+
+/** What tracking says of a listed cargo (without its deliveries: the list does not read them). */
+export function listedDescription(c: ListedCargo): string {
+  return trackingDescription(c.status, { resultError: c.resultError, submitError: c.submitError, deliveries: [] });
+}
+
 export function registerListCargo(app: TypedScope, deps: { database: Database }): void {
   app.get(
     '/cargo',
@@ -111,43 +146,13 @@ export function registerListCargo(app: TypedScope, deps: { database: Database })
       },
     },
     async (request) => {
-      const query = request.query;
-      const problems: FieldError[] = [];
-      const filter: CargoFilter = { limit: LIST_LIMIT.default };
-      if (query.status !== undefined) filter.status = query.status;
-      if (query.model !== undefined) filter.model = query.model;
-      for (const [name, key] of [
-        ['created_after', 'createdAfter'],
-        ['created_before', 'createdBefore'],
-      ] as const) {
-        const value = query[name];
-        if (value === undefined) continue;
-        const time = parseTime(name, value);
-        if (typeof time === 'number') filter[key] = time;
-        else problems.push(time);
-      }
-      if (query.limit !== undefined) {
-        const limit = Number(query.limit);
-        if (limit < 1 || limit > LIST_LIMIT.max) {
-          problems.push({ path: 'limit', message: `must be between 1 and ${LIST_LIMIT.max}` });
-        } else filter.limit = limit;
-      }
-      if (query.after !== undefined) {
-        if (isCargoId(query.after)) filter.after = query.after;
-        else problems.push({ path: 'after', message: "must be a cargo id (a page's last_id)" });
-      }
-      if (problems.length > 0) throw errors.invalidQuery(problems);
-
+      const filter = cargoFilterOf(request.query);
       const page = await listCargo(deps.database, authOf(request).projectId, filter);
       return {
         data: page.cargo.map((c) => ({
           cargo_id: c.id,
           status: c.status,
-          status_description: trackingDescription(c.status, {
-            resultError: c.resultError,
-            submitError: c.submitError,
-            deliveries: [],
-          }),
+          status_description: listedDescription(c),
           created_at: isoTime(c.createdAt),
           updated_at: isoTime(c.updatedAt),
         })),

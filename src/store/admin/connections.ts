@@ -109,12 +109,21 @@ export async function findProjectConnection(
   return row && toConnection(row);
 }
 
-/** Deletes a connection and, in the same transaction, fails its pending deliveries (connection-deleted.ts). */
-export async function deleteConnection(database: Database, id: string, now: number): Promise<boolean> {
+/**
+ * Deletes a connection (of `projectId` only, when given) and, in the same transaction, fails its
+ * pending deliveries (connection-deleted.ts).
+ */
+export async function deleteConnection(
+  database: Database,
+  id: string,
+  now: number,
+  projectId?: string,
+): Promise<boolean> {
   return database.write.transaction().execute(async (tx) => {
     const deleted = await tx
       .deleteFrom('connections')
       .where('id', '=', id)
+      .$if(projectId !== undefined, (qb) => qb.where('project_id', '=', projectId as string))
       .returning(['id', 'project_id'])
       .executeTakeFirst();
     if (!deleted) return false;

@@ -11,8 +11,8 @@ import type { Database } from '../database.js';
  * cargo, or most of them) and are found along cargo_by_project. Spelled as literals in the query:
  * SQLite uses a partial index only for a condition it can see is the index's own.
  */
-const RARE_STATUSES: readonly CargoStatus[] = ['failed', 'callback_failed', 'canceled'];
-const RARE_STATUS_CONDITION = sql<boolean>`c.status in ('failed', 'callback_failed', 'canceled')`;
+export const RARE_STATUSES: readonly CargoStatus[] = ['failed', 'callback_failed', 'canceled'];
+export const RARE_STATUS_CONDITION = sql<boolean>`c.status in ('failed', 'callback_failed', 'canceled')`;
 
 export interface CargoFilter {
   status?: CargoStatus;
@@ -28,6 +28,8 @@ export interface CargoFilter {
 export interface ListedCargo {
   id: string;
   status: CargoStatus;
+  /** The model id as submitted. */
+  model: string;
   createdAt: number;
   updatedAt: number;
   /** As in CargoView: what tracking's description says of a failed cargo, or of a batch's retries. */
@@ -58,6 +60,7 @@ export async function listCargo(
     .select([
       'c.id',
       'c.status',
+      'c.model',
       'c.created_at',
       'c.updated_at',
       'r.error_message',
@@ -85,6 +88,7 @@ export async function listCargo(
     cargo: rows.slice(0, filter.limit).map((row) => ({
       id: row.id,
       status: row.status,
+      model: row.model,
       createdAt: Number(row.created_at),
       updatedAt: Number(row.updated_at),
       resultError: row.error_message,

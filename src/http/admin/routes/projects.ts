@@ -322,13 +322,15 @@ export function registerProjectRoutes(scope: TypedScope, deps: ProjectRoutesDeps
           },
         }),
         {
-          email: '/notification_email',
-          rateLimitMax: '/rate_limit_max',
-          allow: '/allowed_models',
-          dailyBytes: '/storage_budget/daily_bytes',
-          heldBytes: '/storage_budget/held_bytes',
-          monthlyUsd: '/spend_budget/monthly_usd',
-          dailyUsd: '/spend_budget/daily_usd',
+          paths: {
+            email: '/notification_email',
+            rateLimitMax: '/rate_limit_max',
+            allow: '/allowed_models',
+            dailyBytes: '/storage_budget/daily_bytes',
+            heldBytes: '/storage_budget/held_bytes',
+            monthlyUsd: '/spend_budget/monthly_usd',
+            dailyUsd: '/spend_budget/daily_usd',
+          },
         },
       );
       return shown(slug);
