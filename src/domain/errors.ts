@@ -64,6 +64,13 @@ export const errors = {
       401,
       'Invalid admin token format: use Authorization: Bearer barge_at_….',
     ),
+  /** Signing in to the dashboard with something that is not an admin token at all (a truncated paste). */
+  malformedSignInToken: () =>
+    new ApiError(
+      'malformed_sign_in_token',
+      401,
+      'That is not an admin token: one is barge_at_ followed by 32 letters and digits.',
+    ),
   /** Unknown or revoked: the answer does not tell which. */
   invalidAdminToken: () => new ApiError('invalid_admin_token', 401, 'Invalid admin token.'),
   /** The dashboard's session cookie names no live session (src/http/admin/auth.ts). */

@@ -30,6 +30,7 @@ const ENTRIES: { [K in keyof Catalogue]: { code: string; args: Parameters<Catalo
   missingAdminToken: { code: 'missing_admin_token', args: [] },
   invalidAdminTokenFormat: { code: 'invalid_admin_token_format', args: [] },
   invalidAdminToken: { code: 'invalid_admin_token', args: [] },
+  malformedSignInToken: { code: 'malformed_sign_in_token', args: [] },
   sessionEnded: { code: 'session_ended', args: [] },
   crossSiteRequest: { code: 'cross_site_request', args: ["its Sec-Fetch-Site header is 'cross-site'"] },
   allProjectsTokenRequired: { code: 'all_projects_token_required', args: [] },

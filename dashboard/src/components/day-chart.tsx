@@ -20,7 +20,17 @@ export interface DaySeries {
 const dayLabel = (seconds: number) =>
   new Date(seconds * 1000).toLocaleDateString('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' });
 
-export function DayChart(props: { days: string[]; series: DaySeries[]; format: (n: number) => string; label: string }) {
+/** Ticks of a count axis: whole numbers only (no "1.5 requests"). */
+const WHOLE_STEPS = Array.from({ length: 13 }, (_, i) => [1, 2, 5].map((m) => m * 10 ** i)).flat();
+
+export function DayChart(props: {
+  days: string[];
+  series: DaySeries[];
+  format: (n: number) => string;
+  label: string;
+  /** The values are counts: whole-number ticks. */
+  whole?: boolean;
+}) {
   const container = useRef<HTMLDivElement>(null);
   const readout = useRef<HTMLParagraphElement>(null);
   useEffect(() => {
@@ -66,6 +76,7 @@ export function DayChart(props: { days: string[]; series: DaySeries[]; format: (
             stroke: muted,
             font,
             size: 64,
+            ...(props.whole ? { incrs: WHOLE_STEPS } : {}),
             grid: { stroke: grid, width: 1 },
             ticks: { show: false },
             values: (_u, splits) => splits.map((v) => props.format(v)),
@@ -109,7 +120,7 @@ export function DayChart(props: { days: string[]; series: DaySeries[]; format: (
       resize.disconnect();
       plot.destroy();
     };
-  }, [props.days, props.series, props.format]);
+  }, [props.days, props.series, props.format, props.whole]);
   return (
     <figure class="chart-figure">
       <ul class="chart-legend" aria-hidden="true">

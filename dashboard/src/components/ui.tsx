@@ -135,3 +135,16 @@ export function Toggle<T extends string>(props: {
     </fieldset>
   );
 }
+
+/**
+ * A table that may be wider than its card: it scrolls sideways, and keyboard users can scroll it
+ * too (it takes focus, and is named as a region).
+ */
+export function TableScroll(props: { label: string; children: ComponentChildren }) {
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be reachable by keyboard (WCAG 2.1.1).
+    <section class="table-scroll" aria-label={props.label} tabIndex={0}>
+      {props.children}
+    </section>
+  );
+}

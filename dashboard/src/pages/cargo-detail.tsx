@@ -5,7 +5,18 @@
  */
 import { useState } from 'preact/hooks';
 import { type ApiProblem, api, projectPath } from '../api.js';
-import { Badge, Card, ErrorNotice, Facts, Loading, PageHeader, StatusBadge, Time, Toggle } from '../components/ui.js';
+import {
+  Badge,
+  Card,
+  ErrorNotice,
+  Facts,
+  Loading,
+  PageHeader,
+  StatusBadge,
+  TableScroll,
+  Time,
+  Toggle,
+} from '../components/ui.js';
 import { projectHref } from '../context.js';
 import { count, usd, utcPrecise } from '../format.js';
 import { usePolling, useResource } from '../hooks.js';
@@ -290,7 +301,7 @@ function Timeline(props: { events: Event[] }) {
 
 function EventTable(props: { events: Event[] }) {
   return (
-    <div class="table-scroll">
+    <TableScroll label="Status changes and delivery attempts">
       <table class="table table-compact">
         <caption class="visually-hidden">Status changes and delivery attempts, oldest first</caption>
         <thead>
@@ -332,6 +343,6 @@ function EventTable(props: { events: Event[] }) {
           )}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }

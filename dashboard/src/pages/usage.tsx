@@ -8,7 +8,7 @@ import { useMemo, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, projectPath, query } from '../api.js';
 import { DayChart, type DaySeries } from '../components/day-chart.js';
-import { Card, ErrorNotice, Loading, PageHeader, Toggle } from '../components/ui.js';
+import { Card, ErrorNotice, Loading, PageHeader, TableScroll, Toggle } from '../components/ui.js';
 import { projectHref } from '../context.js';
 import { count, DAY_MS, daysBetween, usd, utc, utcDay } from '../format.js';
 import { useResource } from '../hooks.js';
@@ -112,10 +112,12 @@ function UsageReport(props: { usage: Usage; slug: string }) {
     ];
   }, [usage.data, days]);
   const t = usage.totals;
-  const savedShare =
-    t.standard_cost_usd && t.savings_usd !== null && t.standard_cost_usd > 0
-      ? Math.round((t.savings_usd / t.standard_cost_usd) * 100)
-      : null;
+  const savedNote =
+    t.standard_cost_usd === null || t.savings_usd === null
+      ? 'some results have no known price'
+      : t.standard_cost_usd === 0
+        ? 'nothing was charged'
+        : `${Math.round((t.savings_usd / t.standard_cost_usd) * 100)}% less than real-time`;
   const range = `${usage.from} to ${usage.to} (UTC)`;
   const empty = usage.data.length === 0;
 
@@ -131,12 +133,7 @@ function UsageReport(props: { usage: Usage; slug: string }) {
           note={`${compactCount(t.input_tokens)} in · ${compactCount(t.output_tokens)} out`}
         />
         <Summary label="Batch cost" value={usd(t.cost_usd)} note={`${usd(t.standard_cost_usd)} at real-time prices`} />
-        <Summary
-          label="Saved by batching"
-          value={usd(t.savings_usd)}
-          note={savedShare === null ? 'no priced results' : `${savedShare}% less`}
-          tone="success"
-        />
+        <Summary label="Saved by batching" value={usd(t.savings_usd)} note={savedNote} tone="success" />
       </ul>
       {empty && (
         <div class="notice notice-info" role="status">
@@ -150,6 +147,7 @@ function UsageReport(props: { usage: Usage; slug: string }) {
         title="Requests per day"
         chart={
           <DayChart
+            whole
             days={days}
             series={requestSeries}
             format={compactCount}
@@ -163,6 +161,7 @@ function UsageReport(props: { usage: Usage; slug: string }) {
         title="Tokens per day"
         chart={
           <DayChart
+            whole
             days={days}
             series={tokenSeries}
             format={compactCount}
@@ -225,7 +224,7 @@ function ChartCard(props: { metric: Metric; title: string; chart: ComponentChild
 function DayTable(props: { days: string[]; series: DaySeries[]; format: (n: number) => string; savings?: boolean }) {
   const [batch, realtime] = props.series;
   return (
-    <div class="table-scroll">
+    <TableScroll label="Figures per UTC day">
       <table class="table table-compact">
         <thead>
           <tr>
@@ -260,7 +259,7 @@ function DayTable(props: { days: string[]; series: DaySeries[]; format: (n: numb
           ))}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }
 

@@ -76,7 +76,10 @@ export class AdminAuthenticator {
 
   /** The caller of a token given as such (signing in to the dashboard). */
   authenticateToken(token: string, clientAddress: string): Promise<AdminCaller> {
-    return this.counted(clientAddress, () => this.verify(token));
+    return this.counted(clientAddress, async () => {
+      if (!isWellFormedAdminToken(token)) throw errors.malformedSignInToken();
+      return this.verify(token);
+    });
   }
 
   /** The caller of a dashboard session cookie; records the session's use (at most once a minute). */
