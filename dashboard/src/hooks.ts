@@ -56,3 +56,21 @@ export function useNow(until: string | null | undefined): number {
   }, [target]);
   return now;
 }
+
+/** An action a person starts (a form's submit, a button): whether it runs, and how it failed, in words. */
+export function useAction() {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<ApiProblem | Error | null>(null);
+  const run = async (action: () => Promise<void>) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await action();
+    } catch (err) {
+      setError(err as Error);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, error, run, clearError: () => setError(null) };
+}

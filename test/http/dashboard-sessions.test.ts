@@ -216,7 +216,10 @@ for (const backend of await backends()) {
           { 'sec-fetch-site': 'same-site', origin: h.app.url },
           "its Sec-Fetch-Site header is 'same-site', not 'same-origin'",
         ],
-        [{ origin: 'https://evil.example' }, `its Origin 'https://evil.example' is not this service's own (${host})`],
+        [
+          { origin: 'https://evil.example' },
+          `its Origin 'https://evil.example' is neither the host it was sent to (${host}) nor the service's public address (http://localhost:8080)`,
+        ],
         [{ origin: 'null' }, "its Origin 'null' is not a web origin"],
         [{}, 'it carries neither an Origin nor a Sec-Fetch-Site header'],
       ];
@@ -312,7 +315,7 @@ for (const backend of await backends()) {
 for (const backend of (await backends()).slice(0, 1)) {
   describe(`the session cookie behind an https public address on ${backend.name}`, () => {
     const h = harness(backend, { config: { publicBaseUrl: 'https://barge.example.com' } });
-    test('is Secure', async () => {
+    test('is Secure, and the public address is an origin of its own (a proxy in front may send another Host)', async () => {
       const made = await createAdminToken({ database: h.db.database, clock: new ManualClock() }, { name: 'x' });
       assert.ok(made.ok);
       const res = await h.app.request('POST', '/admin/v1/session', {
@@ -320,7 +323,19 @@ for (const backend of (await backends()).slice(0, 1)) {
         headers: { origin: h.app.url, 'sec-fetch-site': 'same-origin' },
       });
       assert.equal(res.status, 201, res.text);
-      assert.match(res.headers.getSetCookie()[0] ?? '', /; Secure/);
+      const setCookie = res.headers.getSetCookie()[0] ?? '';
+      assert.match(setCookie, /; Secure/);
+      const cookie = setCookie.split(';')[0] as string;
+      const created = await h.app.request('POST', '/admin/v1/projects', {
+        headers: { cookie, origin: 'https://barge.example.com', 'sec-fetch-site': 'same-origin' },
+        body: { slug: `pub-${Math.random().toString(36).slice(2, 10)}` },
+      });
+      assert.equal(created.status, 201, created.text);
+      const other = await h.app.request('POST', '/admin/v1/projects', {
+        headers: { cookie, origin: 'https://barge.example.com:8443' },
+        body: { slug: `pub-${Math.random().toString(36).slice(2, 10)}` },
+      });
+      assert.equal(other.status, 403, other.text);
     });
   });
 }

@@ -5,7 +5,7 @@
  */
 import type { ComponentChildren } from 'preact';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
-import type { ApiProblem } from '../api.js';
+import { useAction } from '../hooks.js';
 import { CopyButton } from './copy-button.js';
 import { ErrorNotice } from './ui.js';
 
@@ -42,6 +42,51 @@ export function Dialog(props: {
   );
 }
 
+/**
+ * A form in a dialog (a new project, key or connection): its fields, the service's refusal in words
+ * under them (the dialog stays open to fix it), Cancel and the submit button.
+ */
+export function FormDialog(props: {
+  title: string;
+  submitLabel: string;
+  busyLabel: string;
+  canSubmit: boolean;
+  onSubmit: () => Promise<void>;
+  onClose: () => void;
+  wide?: boolean;
+  children: ComponentChildren;
+}) {
+  const action = useAction();
+  return (
+    <Dialog title={props.title} onClose={props.onClose} wide={props.wide}>
+      <form
+        noValidate
+        onSubmit={(event) => {
+          event.preventDefault();
+          void action.run(props.onSubmit);
+        }}
+      >
+        <div class="dialog-body">
+          {props.children}
+          {action.error && (
+            <p class="field-error" role="alert">
+              {action.error.message}
+            </p>
+          )}
+        </div>
+        <div class="dialog-actions">
+          <button type="button" class="button button-secondary" onClick={props.onClose}>
+            Cancel
+          </button>
+          <button type="submit" class="button button-primary" disabled={action.busy || !props.canSubmit}>
+            {action.busy ? props.busyLabel : props.submitLabel}
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
 /** Asks before an action; shows the action's error, if any, without closing. */
 export function ConfirmDialog(props: {
   title: string;
@@ -51,19 +96,12 @@ export function ConfirmDialog(props: {
   onConfirm: () => Promise<void>;
   onClose: () => void;
 }) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<ApiProblem | Error | null>(null);
-  const confirm = async () => {
-    setBusy(true);
-    setError(null);
-    try {
+  const { busy, error, run } = useAction();
+  const confirm = () =>
+    run(async () => {
       await props.onConfirm();
       props.onClose();
-    } catch (err) {
-      setError(err as Error);
-      setBusy(false);
-    }
-  };
+    });
   return (
     <Dialog title={props.title} onClose={props.onClose}>
       <div class="dialog-body">{props.children}</div>

@@ -148,3 +148,39 @@ export function TableScroll(props: { label: string; children: ComponentChildren 
     </section>
   );
 }
+
+/** A column of a TableCard: its heading, and a class for its cells (`numeric`, `hide-narrow`). */
+export type Column = string | { label: string; class?: string; hidden?: boolean };
+
+/**
+ * A list as a table in a card: a caption for screen readers, the column headings, the rows, and
+ * what follows the table (a "Load more").
+ */
+export function TableCard(props: {
+  caption: string;
+  columns: Column[];
+  children: ComponentChildren;
+  footer?: ComponentChildren;
+}) {
+  return (
+    <div class="card table-card">
+      <table class="table">
+        <caption class="visually-hidden">{props.caption}</caption>
+        <thead>
+          <tr>
+            {props.columns.map((column) => {
+              const { label, class: className, hidden } = typeof column === 'string' ? { label: column } : column;
+              return (
+                <th key={label} scope="col" class={className}>
+                  {hidden ? <span class="visually-hidden">{label}</span> : label}
+                </th>
+              );
+            })}
+          </tr>
+        </thead>
+        <tbody>{props.children}</tbody>
+      </table>
+      {props.footer}
+    </div>
+  );
+}

@@ -4,7 +4,7 @@
  * redelivery, disabled with the reason while it cannot run. Refreshes itself while the cargo moves.
  */
 import { useState } from 'preact/hooks';
-import { type ApiProblem, api, projectPath } from '../api.js';
+import { api, projectPath } from '../api.js';
 import {
   Badge,
   Card,
@@ -19,7 +19,7 @@ import {
 } from '../components/ui.js';
 import { projectHref } from '../context.js';
 import { count, usd, utcPrecise } from '../format.js';
-import { usePolling, useResource } from '../hooks.js';
+import { useAction, usePolling, useResource } from '../hooks.js';
 import type { CargoDetail, Redelivery } from '../types.js';
 
 const SETTLED = new Set(['callback_delivered', 'callback_failed', 'failed', 'canceled', 'completed']);
@@ -48,23 +48,16 @@ export function CargoDetailPage(props: { slug: string; cargoId: string }) {
   const path = `${projectPath(slug)}/cargo/${encodeURIComponent(cargoId)}`;
   const cargo = useResource(() => api<CargoDetail>('GET', path), [path]);
   const [view, setView] = useState<'timeline' | 'table'>('timeline');
-  const [redelivering, setRedelivering] = useState(false);
+  const { busy: redelivering, error, run } = useAction();
   const [redelivered, setRedelivered] = useState<Redelivery | null>(null);
-  const [error, setError] = useState<ApiProblem | null>(null);
   const c = cargo.data;
   usePolling(cargo.reload, 3000, c !== undefined && !SETTLED.has(c.status));
-  const redeliver = async () => {
-    setRedelivering(true);
-    setError(null);
+  const redeliver = () => {
     setRedelivered(null);
-    try {
+    void run(async () => {
       setRedelivered(await api<Redelivery>('POST', `${path}/redeliver`));
       cargo.reload();
-    } catch (err) {
-      setError(err as ApiProblem);
-    } finally {
-      setRedelivering(false);
-    }
+    });
   };
   const reasonId = 'redeliver-reason';
   return (
@@ -279,7 +272,7 @@ function Timeline(props: { events: Event[] }) {
           >
             <span class="timeline-dot" aria-hidden="true" />
             <div class="timeline-content">
-              <div class="timeline-title">
+              <div class="timeline-title timeline-sentence">
                 {event.attempt.channel} attempt {event.attempt.attempt}
                 {event.attempt.trigger !== 'result' && <span class="muted"> ({event.attempt.trigger})</span>}:{' '}
                 <span class={event.attempt.error_class === null ? 'text-success' : 'text-danger'}>

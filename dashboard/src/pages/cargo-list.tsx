@@ -7,16 +7,13 @@ import { useEffect, useId, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { type ApiProblem, api, projectPath, query } from '../api.js';
 import { InactiveNotice } from '../components/project-notice.js';
-import { EmptyState, ErrorNotice, Loading, PageHeader, StatusBadge, Time } from '../components/ui.js';
+import { EmptyState, ErrorNotice, Loading, PageHeader, StatusBadge, TableCard, Time } from '../components/ui.js';
+import { UtcTimeField } from '../components/utc-time-field.js';
 import { projectHref } from '../context.js';
 import { CARGO_STATUS_LABELS, CARGO_STATUSES } from '../statuses.js';
 import type { CargoPage, CargoSummary } from '../types.js';
 
 const PAGE_SIZE = 50;
-
-/** A `datetime-local` value (read as UTC) from an ISO time, and back. */
-export const toLocalInput = (iso: string | undefined) => (iso ? iso.replace(/Z$/, '').slice(0, 16) : '');
-export const fromLocalInput = (value: string) => (value ? `${value}:00Z` : '');
 
 interface Filters {
   status: string;
@@ -117,62 +114,55 @@ export function CargoListPage(props: { slug: string }) {
         </EmptyState>
       )}
       {rows !== null && rows.length > 0 && (
-        <div class="card table-card">
-          <table class="table">
-            <caption class="visually-hidden">Cargo of {slug}, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Cargo</th>
-                <th scope="col">Status</th>
-                <th scope="col" class="hide-narrow">
-                  Where it stands
-                </th>
-                <th scope="col">Model</th>
-                <th scope="col">Created (UTC)</th>
-                <th scope="col" class="hide-narrow">
-                  Updated (UTC)
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((cargo) => (
-                <tr key={cargo.cargo_id}>
-                  <th scope="row">
-                    <a class="mono strong-link" href={projectHref(slug, `/cargo/${cargo.cargo_id}`)}>
-                      {cargo.cargo_id}
-                    </a>
-                  </th>
-                  <td>
-                    <StatusBadge status={cargo.status} />
-                  </td>
-                  <td class="muted hide-narrow wrap">{cargo.status_description}</td>
-                  <td class="mono">{cargo.model}</td>
-                  <td>
-                    <Time iso={cargo.created_at} seconds />
-                  </td>
-                  <td class="hide-narrow">
-                    <Time iso={cargo.updated_at} seconds />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <div class="table-footer">
-            <span class="muted" role="status">
-              {rows.length} shown{page.hasMore ? '' : ' · that is all'}
-            </span>
-            {page.hasMore && (
-              <button
-                type="button"
-                class="button button-secondary"
-                disabled={loading}
-                onClick={() => load(page.lastId)}
-              >
-                {loading ? 'Loading…' : 'Load more'}
-              </button>
-            )}
-          </div>
-        </div>
+        <TableCard
+          caption={`Cargo of ${slug}, newest first`}
+          columns={[
+            'Cargo',
+            'Status',
+            { label: 'Where it stands', class: 'hide-narrow' },
+            'Model',
+            'Created (UTC)',
+            { label: 'Updated (UTC)', class: 'hide-narrow' },
+          ]}
+          footer={
+            <div class="table-footer">
+              <span class="muted" role="status">
+                {rows.length} shown{page.hasMore ? '' : ' · that is all'}
+              </span>
+              {page.hasMore && (
+                <button
+                  type="button"
+                  class="button button-secondary"
+                  disabled={loading}
+                  onClick={() => load(page.lastId)}
+                >
+                  {loading ? 'Loading…' : 'Load more'}
+                </button>
+              )}
+            </div>
+          }
+        >
+          {rows.map((cargo) => (
+            <tr key={cargo.cargo_id}>
+              <th scope="row">
+                <a class="mono strong-link" href={projectHref(slug, `/cargo/${cargo.cargo_id}`)}>
+                  {cargo.cargo_id}
+                </a>
+              </th>
+              <td>
+                <StatusBadge status={cargo.status} />
+              </td>
+              <td class="muted hide-narrow wrap">{cargo.status_description}</td>
+              <td class="mono nowrap">{cargo.model}</td>
+              <td>
+                <Time iso={cargo.created_at} seconds />
+              </td>
+              <td class="hide-narrow">
+                <Time iso={cargo.updated_at} seconds />
+              </td>
+            </tr>
+          ))}
+        </TableCard>
       )}
     </>
   );
@@ -181,9 +171,9 @@ export function CargoListPage(props: { slug: string }) {
 function FilterBar(props: { filters: Filters; onApply: (filters: Filters) => void }) {
   const [status, setStatus] = useState(props.filters.status);
   const [model, setModel] = useState(props.filters.model);
-  const [after, setAfter] = useState(toLocalInput(props.filters.created_after));
-  const [before, setBefore] = useState(toLocalInput(props.filters.created_before));
-  const ids = { status: useId(), model: useId(), after: useId(), before: useId() };
+  const [after, setAfter] = useState(props.filters.created_after);
+  const [before, setBefore] = useState(props.filters.created_before);
+  const ids = { status: useId(), model: useId() };
   return (
     <form
       class="filter-bar card"
@@ -193,8 +183,8 @@ function FilterBar(props: { filters: Filters; onApply: (filters: Filters) => voi
         props.onApply({
           status,
           model: model.trim(),
-          created_after: fromLocalInput(after),
-          created_before: fromLocalInput(before),
+          created_after: after,
+          created_before: before,
         });
       }}
     >
@@ -223,30 +213,8 @@ function FilterBar(props: { filters: Filters; onApply: (filters: Filters) => voi
           onInput={(e) => setModel(e.currentTarget.value)}
         />
       </div>
-      <div>
-        <label class="field-label" for={ids.after}>
-          Created after (UTC)
-        </label>
-        <input
-          id={ids.after}
-          class="input"
-          type="datetime-local"
-          value={after}
-          onInput={(e) => setAfter(e.currentTarget.value)}
-        />
-      </div>
-      <div>
-        <label class="field-label" for={ids.before}>
-          Created before (UTC)
-        </label>
-        <input
-          id={ids.before}
-          class="input"
-          type="datetime-local"
-          value={before}
-          onInput={(e) => setBefore(e.currentTarget.value)}
-        />
-      </div>
+      <UtcTimeField label="Created after" value={after} onChange={setAfter} />
+      <UtcTimeField label="Created before" value={before} onChange={setBefore} />
       <div class="filter-actions">
         <button type="submit" class="button button-primary">
           Apply filters

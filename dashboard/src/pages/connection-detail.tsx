@@ -6,14 +6,14 @@
 
 import { useId, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { type ApiProblem, api, projectPath, query } from '../api.js';
+import { api, projectPath, query } from '../api.js';
 import { CopyButton } from '../components/copy-button.js';
 import { ConfirmDialog } from '../components/dialog.js';
 import { JsonBlock } from '../components/json-block.js';
 import { Badge, Card, ErrorNotice, Facts, Loading, PageHeader, Time } from '../components/ui.js';
 import { projectHref } from '../context.js';
 import { relative, utc } from '../format.js';
-import { useNow, useResource } from '../hooks.js';
+import { useAction, useNow, useResource } from '../hooks.js';
 import type { CheckReport, ConnectionDetail } from '../types.js';
 import { connectionKind } from './connections.js';
 
@@ -182,32 +182,25 @@ function CapabilityCheck(props: { path: string; connection: ConnectionDetail; on
   );
   const [keyPrefix, setKeyPrefix] = useState('');
   const [roleOnly, setRoleOnly] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<ApiProblem | null>(null);
+  const { busy, error, run } = useAction();
   const [report, setReport] = useState<CheckReport | null>(null);
   const nextCheckAt = report?.next_check_at ?? props.connection.next_check_at;
   const now = useNow(nextCheckAt);
   const waiting = !roleOnly && nextCheckAt !== null && Date.parse(nextCheckAt) > now;
   const ids = { kind: useId(), target: useId(), prefix: useId(), reason: useId() };
-  const run = async (event: Event) => {
+  const check = (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setError(null);
     const body: Record<string, unknown> = { [TARGETS[kind].field]: target.trim() };
     if (kind === 'bucket' && keyPrefix.trim()) body.key_prefix = keyPrefix.trim();
     if (roleOnly) body.role_only = true;
-    try {
+    void run(async () => {
       setReport(await api<CheckReport>('POST', `${props.path}/check`, body));
       props.onChecked();
-    } catch (err) {
-      setError(err as ApiProblem);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <Card title="Capability check">
-      <form class="card-body stack" onSubmit={run} noValidate>
+      <form class="card-body stack" onSubmit={check} noValidate>
         <p>
           Tries each thing a delivery needs, against a real target: assume the role, then write a small verification
           object (a bucket) or send one message marked <code>barge_verification</code>. One that writes or sends may run

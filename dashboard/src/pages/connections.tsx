@@ -1,10 +1,10 @@
 /** A project's delivery connections: the list, and making one (then its page shows the policies to hand over). */
 import { useId, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { type ApiProblem, api, projectPath } from '../api.js';
-import { Dialog } from '../components/dialog.js';
+import { api, projectPath } from '../api.js';
+import { FormDialog } from '../components/dialog.js';
 import { InactiveNotice } from '../components/project-notice.js';
-import { Badge, EmptyState, ErrorNotice, Loading, PageHeader, Time } from '../components/ui.js';
+import { Badge, EmptyState, ErrorNotice, Loading, PageHeader, TableCard, Time } from '../components/ui.js';
 import { projectHref } from '../context.js';
 import { useResource } from '../hooks.js';
 import type { Connection, ConnectionDetail } from '../types.js';
@@ -52,43 +52,31 @@ export function ConnectionsPage(props: { slug: string }) {
         </EmptyState>
       )}
       {connections.data && connections.data.length > 0 && (
-        <div class="card table-card">
-          <table class="table">
-            <caption class="visually-hidden">Delivery connections of {slug}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Connection</th>
-                <th scope="col">Kind</th>
-                <th scope="col">Role or endpoint</th>
-                <th scope="col">Targets allowed</th>
-                <th scope="col">Status</th>
-                <th scope="col">Last check (UTC)</th>
-              </tr>
-            </thead>
-            <tbody>
-              {connections.data.map((c) => (
-                <tr key={c.id}>
-                  <th scope="row">
-                    <a class="mono strong-link" href={projectHref(slug, `/connections/${c.id}`)}>
-                      {c.id}
-                    </a>
-                  </th>
-                  <td>{connectionKind(c)}</td>
-                  <td class="mono wrap">{c.role_arn ?? c.endpoint_url ?? 'AWS'}</td>
-                  <td class="wrap">
-                    {c.allowed_targets === null ? <span class="muted">any</span> : c.allowed_targets.join(', ')}
-                  </td>
-                  <td>
-                    <Badge tone={c.status === 'active' ? 'success' : 'danger'}>{c.status}</Badge>
-                  </td>
-                  <td>
-                    <Time iso={c.last_check_at} never="never" />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <TableCard
+          caption={`Delivery connections of ${slug}`}
+          columns={['Connection', 'Kind', 'Role or endpoint', 'Targets allowed', 'Status', 'Last check (UTC)']}
+        >
+          {connections.data.map((c) => (
+            <tr key={c.id}>
+              <th scope="row">
+                <a class="mono strong-link" href={projectHref(slug, `/connections/${c.id}`)}>
+                  {c.id}
+                </a>
+              </th>
+              <td>{connectionKind(c)}</td>
+              <td class="mono wrap">{c.role_arn ?? c.endpoint_url ?? 'AWS'}</td>
+              <td class="wrap">
+                {c.allowed_targets === null ? <span class="muted">any</span> : c.allowed_targets.join(', ')}
+              </td>
+              <td>
+                <Badge tone={c.status === 'active' ? 'success' : 'danger'}>{c.status}</Badge>
+              </td>
+              <td>
+                <Time iso={c.last_check_at} never="never" />
+              </td>
+            </tr>
+          ))}
+        </TableCard>
       )}
       {creating && (
         <NewConnectionDialog
@@ -109,13 +97,8 @@ function NewConnectionDialog(props: { slug: string; onClose: () => void; onCreat
   const [endpoint, setEndpoint] = useState('');
   const [region, setRegion] = useState('');
   const [allow, setAllow] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
   const ids = { role: useId(), key: useId(), secret: useId(), endpoint: useId(), region: useId(), allow: useId() };
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
+  const submit = async () => {
     const targets = allow
       .split(/[\s,]+/)
       .map((t) => t.trim())
@@ -131,128 +114,114 @@ function NewConnectionDialog(props: { slug: string; onClose: () => void; onCreat
       ...(region.trim() ? { region: region.trim() } : {}),
       ...(targets.length > 0 ? { allow: targets } : {}),
     };
-    try {
-      props.onCreated(await api<ConnectionDetail>('POST', `${projectPath(props.slug)}/connections`, body));
-    } catch (err) {
-      setError((err as ApiProblem).message);
-      setBusy(false);
-    }
+    props.onCreated(await api<ConnectionDetail>('POST', `${projectPath(props.slug)}/connections`, body));
   };
   return (
-    <Dialog title="New connection" onClose={props.onClose} wide>
-      <form onSubmit={submit} noValidate>
-        <div class="dialog-body">
-          <fieldset class="fieldset">
-            <legend class="field-label">How barge gets in</legend>
-            <div class="segmented">
-              <label class={`segment ${kind === 'role' ? 'selected' : ''}`}>
-                <input type="radio" name="kind" checked={kind === 'role'} onChange={() => setKind('role')} />
-                Assume the customer's AWS role
-              </label>
-              <label class={`segment ${kind === 'static' ? 'selected' : ''}`}>
-                <input type="radio" name="kind" checked={kind === 'static'} onChange={() => setKind('static')} />
-                Static credentials (S3-compatible store)
-              </label>
-            </div>
-          </fieldset>
-          {kind === 'role' ? (
-            <>
-              <label class="field-label" for={ids.role}>
-                Role ARN
-              </label>
-              <input
-                id={ids.role}
-                class="input mono"
-                value={roleArn}
-                onInput={(e) => setRoleArn(e.currentTarget.value)}
-                placeholder="arn:aws:iam::444455556666:role/barge-delivery"
-                spellcheck={false}
-                autofocus
-              />
-              <p class="field-hint">
-                barge assumes it with an external id it makes for this connection; the trust policy requires it.
-              </p>
-            </>
-          ) : (
-            <>
-              <label class="field-label" for={ids.key}>
-                Access key id
-              </label>
-              <input
-                id={ids.key}
-                class="input mono"
-                value={accessKeyId}
-                onInput={(e) => setAccessKeyId(e.currentTarget.value)}
-                spellcheck={false}
-                autofocus
-              />
-              <label class="field-label" for={ids.secret}>
-                Secret access key
-              </label>
-              <input
-                id={ids.secret}
-                class="input mono"
-                type="password"
-                autoComplete="off"
-                value={secretAccessKey}
-                onInput={(e) => setSecretAccessKey(e.currentTarget.value)}
-              />
-              <p class="field-hint">Stored sealed with the service's BARGE_SECRET_KEY and never shown again.</p>
-              <label class="field-label" for={ids.endpoint}>
-                Endpoint <span class="optional">optional</span>
-              </label>
-              <input
-                id={ids.endpoint}
-                class="input mono"
-                value={endpoint}
-                onInput={(e) => setEndpoint(e.currentTarget.value)}
-                placeholder="https://minio.example.com"
-                spellcheck={false}
-              />
-            </>
-          )}
-          <label class="field-label" for={ids.region}>
-            Region <span class="optional">optional</span>
+    <FormDialog
+      title="New connection"
+      submitLabel="Create connection"
+      busyLabel="Creating…"
+      canSubmit={kind === 'role' ? roleArn.trim() !== '' : accessKeyId.trim() !== '' && secretAccessKey !== ''}
+      onSubmit={submit}
+      onClose={props.onClose}
+      wide
+    >
+      <fieldset class="fieldset">
+        <legend class="field-label">How barge gets in</legend>
+        <div class="segmented">
+          <label class={`segment ${kind === 'role' ? 'selected' : ''}`}>
+            <input type="radio" name="kind" checked={kind === 'role'} onChange={() => setKind('role')} />
+            Assume the customer's AWS role
+          </label>
+          <label class={`segment ${kind === 'static' ? 'selected' : ''}`}>
+            <input type="radio" name="kind" checked={kind === 'static'} onChange={() => setKind('static')} />
+            Static credentials (S3-compatible store)
+          </label>
+        </div>
+      </fieldset>
+      {kind === 'role' ? (
+        <>
+          <label class="field-label" for={ids.role}>
+            Role ARN
           </label>
           <input
-            id={ids.region}
+            id={ids.role}
             class="input mono"
-            value={region}
-            onInput={(e) => setRegion(e.currentTarget.value)}
-            placeholder="eu-west-1"
+            value={roleArn}
+            onInput={(e) => setRoleArn(e.currentTarget.value)}
+            placeholder="arn:aws:iam::444455556666:role/barge-delivery"
             spellcheck={false}
-          />
-          <label class="field-label" for={ids.allow}>
-            Targets allowed <span class="optional">optional, one ARN a line</span>
-          </label>
-          <textarea
-            id={ids.allow}
-            class="input mono"
-            rows={3}
-            value={allow}
-            onInput={(e) => setAllow(e.currentTarget.value)}
-            placeholder="arn:aws:s3:::customer-results"
-            spellcheck={false}
+            autofocus
           />
           <p class="field-hint">
-            Buckets, queues, topics or event buses cargo may name; none listed: any. The permission policy grants these
-            only.
+            barge assumes it with an external id it makes for this connection; the trust policy requires it.
           </p>
-          {error && (
-            <p class="field-error" role="alert">
-              {error}
-            </p>
-          )}
-        </div>
-        <div class="dialog-actions">
-          <button type="button" class="button button-secondary" onClick={props.onClose}>
-            Cancel
-          </button>
-          <button type="submit" class="button button-primary" disabled={busy}>
-            {busy ? 'Creating…' : 'Create connection'}
-          </button>
-        </div>
-      </form>
-    </Dialog>
+        </>
+      ) : (
+        <>
+          <label class="field-label" for={ids.key}>
+            Access key id
+          </label>
+          <input
+            id={ids.key}
+            class="input mono"
+            value={accessKeyId}
+            onInput={(e) => setAccessKeyId(e.currentTarget.value)}
+            spellcheck={false}
+            autofocus
+          />
+          <label class="field-label" for={ids.secret}>
+            Secret access key
+          </label>
+          <input
+            id={ids.secret}
+            class="input mono"
+            type="password"
+            autoComplete="off"
+            value={secretAccessKey}
+            onInput={(e) => setSecretAccessKey(e.currentTarget.value)}
+          />
+          <p class="field-hint">Stored sealed with the service's BARGE_SECRET_KEY and never shown again.</p>
+          <label class="field-label" for={ids.endpoint}>
+            Endpoint <span class="optional">optional</span>
+          </label>
+          <input
+            id={ids.endpoint}
+            class="input mono"
+            value={endpoint}
+            onInput={(e) => setEndpoint(e.currentTarget.value)}
+            placeholder="https://minio.example.com"
+            spellcheck={false}
+          />
+        </>
+      )}
+      <label class="field-label" for={ids.region}>
+        Region <span class="optional">optional</span>
+      </label>
+      <input
+        id={ids.region}
+        class="input mono"
+        value={region}
+        onInput={(e) => setRegion(e.currentTarget.value)}
+        placeholder="eu-west-1"
+        spellcheck={false}
+      />
+      <label class="field-label" for={ids.allow}>
+        Targets allowed <span class="optional">optional, one ARN a line</span>
+      </label>
+      <textarea
+        id={ids.allow}
+        class="input mono"
+        rows={3}
+        value={allow}
+        onInput={(e) => setAllow(e.currentTarget.value)}
+        placeholder="arn:aws:s3:::customer-results"
+        spellcheck={false}
+      />
+      <p class="field-hint">
+        Buckets, queues, topics or event buses cargo may name; none listed: any. The permission policy grants these
+        only.
+      </p>
+    </FormDialog>
   );
 }

@@ -4,11 +4,11 @@
  * expiry presets in UTC, and deactivation after a confirmation.
  */
 import { useId, useState } from 'preact/hooks';
-import { type ApiProblem, api, projectPath } from '../api.js';
+import { api, projectPath } from '../api.js';
 import { CopyButton } from '../components/copy-button.js';
-import { ConfirmDialog, Dialog, SecretDialog } from '../components/dialog.js';
+import { ConfirmDialog, FormDialog, SecretDialog } from '../components/dialog.js';
 import { InactiveNotice } from '../components/project-notice.js';
-import { Badge, EmptyState, ErrorNotice, Loading, PageHeader, Time } from '../components/ui.js';
+import { Badge, EmptyState, ErrorNotice, Loading, PageHeader, TableCard, Time } from '../components/ui.js';
 import { DAY_MS, utc, utcDay } from '../format.js';
 import { useResource } from '../hooks.js';
 import type { ApiKey, CreatedApiKey } from '../types.js';
@@ -58,61 +58,54 @@ export function KeysPage(props: { slug: string }) {
         </EmptyState>
       )}
       {listed && listed.length > 0 && (
-        <div class="card table-card">
-          <table class="table">
-            <caption class="visually-hidden">API keys of {slug}, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Key</th>
-                <th scope="col">Status</th>
-                <th scope="col">Expires (UTC)</th>
-                <th scope="col">Last used (UTC)</th>
-                <th scope="col">Created (UTC)</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
+        <TableCard
+          caption={`API keys of ${slug}, newest first`}
+          columns={[
+            'Name',
+            'Key',
+            'Status',
+            'Expires (UTC)',
+            'Last used (UTC)',
+            'Created (UTC)',
+            { label: 'Actions', hidden: true },
+          ]}
+        >
+          {listed.map((key) => {
+            const standing = keyStanding(key);
+            return (
+              <tr key={key.id}>
+                <th scope="row">{key.name}</th>
+                <td>
+                  <code class="mono">{key.key_prefix}…</code>
+                </td>
+                <td>
+                  <Badge tone={standing.tone}>{standing.label}</Badge>
+                </td>
+                <td>
+                  <Time iso={key.expires_at} never="never" />
+                </td>
+                <td>
+                  <Time iso={key.last_used_at} never="not yet" />
+                </td>
+                <td>
+                  <Time iso={key.created_at} />
+                </td>
+                <td class="row-actions">
+                  {key.is_active && (
+                    <button
+                      type="button"
+                      class="button button-secondary button-small"
+                      aria-label={`Deactivate the key ${key.name} (${key.key_prefix}…)`}
+                      onClick={() => setDeactivating(key)}
+                    >
+                      Deactivate
+                    </button>
+                  )}
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {listed.map((key) => {
-                const standing = keyStanding(key);
-                return (
-                  <tr key={key.id}>
-                    <th scope="row">{key.name}</th>
-                    <td>
-                      <code class="mono">{key.key_prefix}…</code>
-                    </td>
-                    <td>
-                      <Badge tone={standing.tone}>{standing.label}</Badge>
-                    </td>
-                    <td>
-                      <Time iso={key.expires_at} never="never" />
-                    </td>
-                    <td>
-                      <Time iso={key.last_used_at} never="not yet" />
-                    </td>
-                    <td>
-                      <Time iso={key.created_at} />
-                    </td>
-                    <td class="row-actions">
-                      {key.is_active && (
-                        <button
-                          type="button"
-                          class="button button-secondary button-small"
-                          aria-label={`Deactivate the key ${key.name} (${key.key_prefix}…)`}
-                          onClick={() => setDeactivating(key)}
-                        >
-                          Deactivate
-                        </button>
-                      )}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+            );
+          })}
+        </TableCard>
       )}
       {creating && (
         <NewKeyDialog
@@ -189,8 +182,6 @@ function NewKeyDialog(props: { slug: string; onClose: () => void; onCreated: (ke
   const [name, setName] = useState('');
   const [preset, setPreset] = useState<string>('Never');
   const [date, setDate] = useState(utcDay(Date.now() + 30 * DAY_MS));
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
   const nameId = useId();
   const dateId = useId();
   const expiryId = useId();
@@ -203,96 +194,78 @@ function NewKeyDialog(props: { slug: string; onClose: () => void; onCreated: (ke
       : presetDays == null
         ? null
         : new Date(midnightAfter(presetDays)).toISOString();
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const body = expiresAt === null ? { name: name.trim() } : { name: name.trim(), expires_at: expiresAt };
-      props.onCreated(await api<CreatedApiKey>('POST', `${projectPath(props.slug)}/keys`, body));
-    } catch (err) {
-      setError((err as ApiProblem).message);
-      setBusy(false);
-    }
+  const submit = async () => {
+    const body = expiresAt === null ? { name: name.trim() } : { name: name.trim(), expires_at: expiresAt };
+    props.onCreated(await api<CreatedApiKey>('POST', `${projectPath(props.slug)}/keys`, body));
   };
   return (
-    <Dialog title="New API key" onClose={props.onClose}>
-      <form onSubmit={submit} noValidate>
-        <div class="dialog-body">
-          <label class="field-label" for={nameId}>
-            Name
+    <FormDialog
+      title="New API key"
+      submitLabel="Create key"
+      busyLabel="Creating…"
+      canSubmit={name.trim() !== ''}
+      onSubmit={submit}
+      onClose={props.onClose}
+    >
+      <label class="field-label" for={nameId}>
+        Name
+      </label>
+      <input
+        id={nameId}
+        class="input"
+        value={name}
+        onInput={(event) => setName(event.currentTarget.value)}
+        placeholder="ingest-service"
+        autoComplete="off"
+        required
+        autofocus
+      />
+      <p class="field-hint">What uses it, so you know which key to deactivate later.</p>
+      <fieldset class="fieldset" aria-describedby={expiryId}>
+        <legend class="field-label">Expires</legend>
+        <div class="segmented">
+          {PRESETS.map(([label]) => (
+            <label key={label} class={`segment ${preset === label ? 'selected' : ''}`}>
+              <input
+                type="radio"
+                name="expiry"
+                value={label}
+                checked={preset === label}
+                onChange={() => setPreset(label)}
+              />
+              {label}
+            </label>
+          ))}
+          <label class={`segment ${preset === 'date' ? 'selected' : ''}`}>
+            <input
+              type="radio"
+              name="expiry"
+              value="date"
+              checked={preset === 'date'}
+              onChange={() => setPreset('date')}
+            />
+            On a date
           </label>
-          <input
-            id={nameId}
-            class="input"
-            value={name}
-            onInput={(event) => setName(event.currentTarget.value)}
-            placeholder="ingest-service"
-            autoComplete="off"
-            required
-            autofocus
-          />
-          <p class="field-hint">What uses it, so you know which key to deactivate later.</p>
-          <fieldset class="fieldset" aria-describedby={expiryId}>
-            <legend class="field-label">Expires</legend>
-            <div class="segmented">
-              {PRESETS.map(([label]) => (
-                <label key={label} class={`segment ${preset === label ? 'selected' : ''}`}>
-                  <input
-                    type="radio"
-                    name="expiry"
-                    value={label}
-                    checked={preset === label}
-                    onChange={() => setPreset(label)}
-                  />
-                  {label}
-                </label>
-              ))}
-              <label class={`segment ${preset === 'date' ? 'selected' : ''}`}>
-                <input
-                  type="radio"
-                  name="expiry"
-                  value="date"
-                  checked={preset === 'date'}
-                  onChange={() => setPreset('date')}
-                />
-                On a date
-              </label>
-            </div>
-            {preset === 'date' && (
-              <div class="inline-field">
-                <label for={dateId}>Day (the key stops at 00:00 UTC that day)</label>
-                <input
-                  id={dateId}
-                  class="input"
-                  type="date"
-                  value={date}
-                  min={utcDay(Date.now() + DAY_MS)}
-                  onInput={(event) => setDate(event.currentTarget.value)}
-                />
-              </div>
-            )}
-            <p id={expiryId} class="field-hint" aria-live="polite">
-              {expiresAt === null
-                ? 'The key works until it is deactivated.'
-                : `The key stops working at ${utc(expiresAt)}.`}
-            </p>
-          </fieldset>
-          {error && (
-            <p class="field-error" role="alert">
-              {error}
-            </p>
-          )}
         </div>
-        <div class="dialog-actions">
-          <button type="button" class="button button-secondary" onClick={props.onClose}>
-            Cancel
-          </button>
-          <button type="submit" class="button button-primary" disabled={busy || name.trim() === ''}>
-            {busy ? 'Creating…' : 'Create key'}
-          </button>
-        </div>
-      </form>
-    </Dialog>
+        {preset === 'date' && (
+          <div class="inline-field">
+            <label for={dateId}>Day (the key stops at 00:00 UTC that day)</label>
+            <input
+              id={dateId}
+              class="input"
+              type="date"
+              value={date}
+              min={utcDay(Date.now() + DAY_MS)}
+              onInput={(event) => setDate(event.currentTarget.value)}
+            />
+          </div>
+        )}
+        <p id={expiryId} class="field-hint" aria-live="polite">
+          {expiresAt === null
+            ? 'The key works until it is deactivated.'
+            : `The key stops working at ${utc(expiresAt)}.`}
+        </p>
+      </fieldset>
+    </FormDialog>
   );
 }

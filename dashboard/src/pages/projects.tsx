@@ -1,8 +1,8 @@
 /** Projects: the list with status and cargo counts, creating one (its signing secret shown once), activating and deactivating. */
 import { useId, useState } from 'preact/hooks';
 import { type ApiProblem, api, projectPath } from '../api.js';
-import { ConfirmDialog, Dialog, SecretDialog } from '../components/dialog.js';
-import { Badge, EmptyState, ErrorNotice, Loading, PageHeader, Time } from '../components/ui.js';
+import { ConfirmDialog, FormDialog, SecretDialog } from '../components/dialog.js';
+import { Badge, EmptyState, ErrorNotice, Loading, PageHeader, TableCard, Time } from '../components/ui.js';
 import { projectHref, useProjects, useSession } from '../context.js';
 import { count } from '../format.js';
 import { useResource } from '../hooks.js';
@@ -58,85 +58,72 @@ export function ProjectsPage() {
         </EmptyState>
       )}
       {projects.data && projects.data.length > 0 && (
-        <div class="card table-card">
-          <table class="table">
-            <caption class="visually-hidden">Projects, by slug</caption>
-            <thead>
-              <tr>
-                <th scope="col">Project</th>
-                <th scope="col">Status</th>
-                <th scope="col" class="numeric">
-                  In flight
+        <TableCard
+          caption={'Projects, by slug'}
+          columns={[
+            'Project',
+            'Status',
+            { label: 'In flight', class: 'numeric' },
+            { label: 'Delivered', class: 'numeric' },
+            { label: 'Failed', class: 'numeric' },
+            'Created (UTC)',
+            { label: 'Actions', hidden: true },
+          ]}
+        >
+          {projects.data.map((project) => {
+            const totals = cargoTotals(project.cargo_counts);
+            const active = project.status === 'active';
+            return (
+              <tr key={project.id}>
+                <th scope="row">
+                  <a href={projectHref(project.slug)} class="strong-link">
+                    {project.slug}
+                  </a>
                 </th>
-                <th scope="col" class="numeric">
-                  Delivered
-                </th>
-                <th scope="col" class="numeric">
-                  Failed
-                </th>
-                <th scope="col">Created (UTC)</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
+                <td>
+                  <Badge tone={active ? 'success' : 'neutral'}>{active ? 'active' : 'inactive'}</Badge>
+                </td>
+                <td class="numeric">{count(totals.inFlight)}</td>
+                <td class="numeric">{count(totals.delivered)}</td>
+                <td class="numeric">
+                  {totals.failed > 0 ? (
+                    <a href={projectHref(project.slug, '/cargo?status=callback_failed')}>{count(totals.failed)}</a>
+                  ) : (
+                    '0'
+                  )}
+                </td>
+                <td>
+                  <Time iso={project.created_at} />
+                </td>
+                <td class="row-actions">
+                  <button
+                    type="button"
+                    class="button button-secondary button-small"
+                    disabled={busySlug === project.slug}
+                    aria-label={`${active ? 'Deactivate' : 'Activate'} ${project.slug}`}
+                    onClick={async () => {
+                      setActionError(null);
+                      if (active) {
+                        setDeactivating(project);
+                        return;
+                      }
+                      setBusySlug(project.slug);
+                      try {
+                        await setActive(project, true);
+                      } catch (err) {
+                        setActionError(err as ApiProblem);
+                      } finally {
+                        setBusySlug(null);
+                      }
+                    }}
+                  >
+                    {active ? 'Deactivate' : 'Activate'}
+                  </button>
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {projects.data.map((project) => {
-                const totals = cargoTotals(project.cargo_counts);
-                const active = project.status === 'active';
-                return (
-                  <tr key={project.id}>
-                    <th scope="row">
-                      <a href={projectHref(project.slug)} class="strong-link">
-                        {project.slug}
-                      </a>
-                    </th>
-                    <td>
-                      <Badge tone={active ? 'success' : 'neutral'}>{active ? 'active' : 'inactive'}</Badge>
-                    </td>
-                    <td class="numeric">{count(totals.inFlight)}</td>
-                    <td class="numeric">{count(totals.delivered)}</td>
-                    <td class="numeric">
-                      {totals.failed > 0 ? (
-                        <a href={projectHref(project.slug, '/cargo?status=callback_failed')}>{count(totals.failed)}</a>
-                      ) : (
-                        '0'
-                      )}
-                    </td>
-                    <td>
-                      <Time iso={project.created_at} />
-                    </td>
-                    <td class="row-actions">
-                      <button
-                        type="button"
-                        class="button button-secondary button-small"
-                        disabled={busySlug === project.slug}
-                        aria-label={`${active ? 'Deactivate' : 'Activate'} ${project.slug}`}
-                        onClick={async () => {
-                          setActionError(null);
-                          if (active) {
-                            setDeactivating(project);
-                            return;
-                          }
-                          setBusySlug(project.slug);
-                          try {
-                            await setActive(project, true);
-                          } catch (err) {
-                            setActionError(err as ApiProblem);
-                          } finally {
-                            setBusySlug(null);
-                          }
-                        }}
-                      >
-                        {active ? 'Deactivate' : 'Activate'}
-                      </button>
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+            );
+          })}
+        </TableCard>
       )}
       {creating && (
         <NewProjectDialog
@@ -181,60 +168,36 @@ export function ProjectsPage() {
 
 function NewProjectDialog(props: { onClose: () => void; onCreated: (project: CreatedProject) => void }) {
   const [slug, setSlug] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
   const slugId = useId();
   const hintId = useId();
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      props.onCreated(await api<CreatedProject>('POST', '/projects', { slug: slug.trim() }));
-    } catch (err) {
-      setError((err as ApiProblem).message);
-      setBusy(false);
-    }
-  };
   return (
-    <Dialog title="New project" onClose={props.onClose}>
-      <form onSubmit={submit} noValidate>
-        <div class="dialog-body">
-          <label class="field-label" for={slugId}>
-            Slug
-          </label>
-          <input
-            id={slugId}
-            class="input mono"
-            value={slug}
-            onInput={(event) => setSlug(event.currentTarget.value)}
-            placeholder="acme"
-            aria-describedby={hintId}
-            aria-invalid={error !== null}
-            autoComplete="off"
-            spellcheck={false}
-            required
-            autofocus
-          />
-          <p id={hintId} class="field-hint">
-            Lowercase letters, digits and single hyphens, at most 63 characters. It names the project in the API and
-            cannot be changed.
-          </p>
-          {error && (
-            <p class="field-error" role="alert">
-              {error}
-            </p>
-          )}
-        </div>
-        <div class="dialog-actions">
-          <button type="button" class="button button-secondary" onClick={props.onClose}>
-            Cancel
-          </button>
-          <button type="submit" class="button button-primary" disabled={busy || slug.trim() === ''}>
-            {busy ? 'Creating…' : 'Create project'}
-          </button>
-        </div>
-      </form>
-    </Dialog>
+    <FormDialog
+      title="New project"
+      submitLabel="Create project"
+      busyLabel="Creating…"
+      canSubmit={slug.trim() !== ''}
+      onSubmit={async () => props.onCreated(await api<CreatedProject>('POST', '/projects', { slug: slug.trim() }))}
+      onClose={props.onClose}
+    >
+      <label class="field-label" for={slugId}>
+        Slug
+      </label>
+      <input
+        id={slugId}
+        class="input mono"
+        value={slug}
+        onInput={(event) => setSlug(event.currentTarget.value)}
+        placeholder="acme"
+        aria-describedby={hintId}
+        autoComplete="off"
+        spellcheck={false}
+        required
+        autofocus
+      />
+      <p id={hintId} class="field-hint">
+        Lowercase letters, digits and single hyphens, at most 63 characters. It names the project in the API and cannot
+        be changed.
+      </p>
+    </FormDialog>
   );
 }

@@ -1,6 +1,6 @@
 /** The providers of this deployment: which are enabled (and by what setting), batches in flight, the last error. */
 import { api } from '../api.js';
-import { Badge, ErrorNotice, Loading, PageHeader, Time } from '../components/ui.js';
+import { Badge, ErrorNotice, Loading, PageHeader, TableCard, Time } from '../components/ui.js';
 import { count } from '../format.js';
 import { useResource } from '../hooks.js';
 import type { Provider } from '../types.js';
@@ -25,50 +25,36 @@ export function ProvidersPage() {
       )}
       {providers.state === 'loading' && !providers.data && <Loading what="providers" />}
       {providers.data && (
-        <div class="card table-card">
-          <table class="table">
-            <caption class="visually-hidden">Providers of this deployment</caption>
-            <thead>
-              <tr>
-                <th scope="col">Provider</th>
-                <th scope="col">Status</th>
-                <th scope="col">Enabled by</th>
-                <th scope="col" class="numeric">
-                  Batches in flight
-                </th>
-                <th scope="col">Last error</th>
-              </tr>
-            </thead>
-            <tbody>
-              {providers.data.map((p) => (
-                <tr key={p.name}>
-                  <th scope="row">{NAMES[p.name]}</th>
-                  <td>
-                    <Badge tone={p.enabled ? 'success' : 'neutral'}>{p.enabled ? 'enabled' : 'not enabled'}</Badge>
-                  </td>
-                  <td class="mono">
-                    {p.enabled_by.length === 0 ? <span class="muted">always on</span> : p.enabled_by.join(' + ')}
-                  </td>
-                  <td class="numeric">{count(p.batches_in_flight)}</td>
-                  <td class="wrap">
-                    {p.last_error === null ? (
-                      <span class="muted">none</span>
-                    ) : (
-                      <>
-                        <span class="text-danger">{p.last_error.message}</span>
-                        <br />
-                        <span class="muted">
-                          <Time iso={p.last_error.at} seconds /> · batch{' '}
-                          <span class="mono">{p.last_error.batch_id}</span>
-                        </span>
-                      </>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <TableCard
+          caption={'Providers of this deployment'}
+          columns={['Provider', 'Status', 'Enabled by', { label: 'Batches in flight', class: 'numeric' }, 'Last error']}
+        >
+          {providers.data.map((p) => (
+            <tr key={p.name}>
+              <th scope="row">{NAMES[p.name]}</th>
+              <td>
+                <Badge tone={p.enabled ? 'success' : 'neutral'}>{p.enabled ? 'enabled' : 'not enabled'}</Badge>
+              </td>
+              <td class="mono">
+                {p.enabled_by.length === 0 ? <span class="muted">always on</span> : p.enabled_by.join(' + ')}
+              </td>
+              <td class="numeric">{count(p.batches_in_flight)}</td>
+              <td class="wrap">
+                {p.last_error === null ? (
+                  <span class="muted">none</span>
+                ) : (
+                  <>
+                    <span class="text-danger">{p.last_error.message}</span>
+                    <br />
+                    <span class="muted">
+                      <Time iso={p.last_error.at} seconds /> · batch <span class="mono">{p.last_error.batch_id}</span>
+                    </span>
+                  </>
+                )}
+              </td>
+            </tr>
+          ))}
+        </TableCard>
       )}
     </>
   );

@@ -4,16 +4,16 @@
  * whole set, fixed when it starts, with its progress shown here and a way to stop it.
  */
 
-import { useId, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { type ApiProblem, api, projectPath, query } from '../api.js';
+import { api, projectPath, query } from '../api.js';
 import { InactiveNotice } from '../components/project-notice.js';
 import { Badge, Card, ErrorNotice, Loading, PageHeader, Time } from '../components/ui.js';
+import { UtcTimeField } from '../components/utc-time-field.js';
 import { projectHref } from '../context.js';
 import { count, DAY_MS, utc } from '../format.js';
-import { usePolling, useResource } from '../hooks.js';
+import { useAction, usePolling, useResource } from '../hooks.js';
 import type { DryRun, Recovery } from '../types.js';
-import { fromLocalInput, toLocalInput } from './cargo-list.js';
 
 type RecoveredStatus = Recovery['status'];
 
@@ -24,33 +24,14 @@ export function RecoveryPage(props: { slug: string }) {
   const location = useLocation();
   const base = `${projectPath(slug)}/recoveries`;
   const [status, setStatus] = useState<RecoveredStatus>('callback_failed');
-  const [since, setSince] = useState(
-    toLocalInput(location.query.since) || toLocalInput(new Date(Date.now() - DAY_MS).toISOString()),
-  );
-  const [until, setUntil] = useState(toLocalInput(location.query.until));
+  const [since, setSince] = useState(location.query.since || new Date(Date.now() - DAY_MS).toISOString());
+  const [until, setUntil] = useState(location.query.until ?? '');
   const [dryRun, setDryRun] = useState<DryRun | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<ApiProblem | null>(null);
+  const { busy, error, run: act } = useAction();
   const recoveries = useResource(() => api<{ data: Recovery[] }>('GET', base).then((r) => r.data), [base]);
   const running = recoveries.data?.some((r) => r.state === 'running') ?? false;
   usePolling(recoveries.reload, 1000, running);
-  const ids = { since: useId(), until: useId() };
-  const selection = () => ({
-    status,
-    since: fromLocalInput(since),
-    ...(until ? { until: fromLocalInput(until) } : {}),
-  });
-  const act = async (action: () => Promise<void>) => {
-    setBusy(true);
-    setError(null);
-    try {
-      await action();
-    } catch (err) {
-      setError(err as ApiProblem);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const selection = () => ({ status, since, ...(until ? { until } : {}) });
   const changed = (apply: () => void) => {
     apply();
     setDryRun(null);
@@ -96,31 +77,13 @@ export function RecoveryPage(props: { slug: string }) {
             </div>
           </fieldset>
           <div class="form-grid">
-            <div>
-              <label class="field-label" for={ids.since}>
-                Created from (UTC)
-              </label>
-              <input
-                id={ids.since}
-                class="input"
-                type="datetime-local"
-                value={since}
-                onInput={(e) => changed(() => setSince(e.currentTarget.value))}
-                required
-              />
-            </div>
-            <div>
-              <label class="field-label" for={ids.until}>
-                Created before (UTC) <span class="optional">optional: now</span>
-              </label>
-              <input
-                id={ids.until}
-                class="input"
-                type="datetime-local"
-                value={until}
-                onInput={(e) => changed(() => setUntil(e.currentTarget.value))}
-              />
-            </div>
+            <UtcTimeField label="Created from" value={since} onChange={(v) => changed(() => setSince(v))} required />
+            <UtcTimeField
+              label="Created before"
+              note="optional: now"
+              value={until}
+              onChange={(v) => changed(() => setUntil(v))}
+            />
             <div class="form-actions align-end">
               <button type="submit" class="button button-secondary" disabled={busy || since === ''}>
                 Count them (dry run)

@@ -1,24 +1,17 @@
 /** Signing in with an admin token: what it is, where to find one, and what went wrong in words. */
 import { useId, useState } from 'preact/hooks';
-import { type ApiProblem, api } from '../api.js';
+import { api } from '../api.js';
+import { useAction } from '../hooks.js';
 import type { Session } from '../types.js';
 
 export function SignIn(props: { onSignedIn: (session: Session) => void; notice: string | null }) {
   const [token, setToken] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const { busy, error, run } = useAction();
   const tokenId = useId();
   const hintId = useId();
-  const submit = async (event: Event) => {
+  const submit = (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      props.onSignedIn(await api<Session>('POST', '/session', { token: token.trim() }));
-    } catch (err) {
-      setError((err as ApiProblem).message);
-      setBusy(false);
-    }
+    void run(async () => props.onSignedIn(await api<Session>('POST', '/session', { token: token.trim() })));
   };
   return (
     <main class="sign-in" id="main">
@@ -58,7 +51,7 @@ export function SignIn(props: { onSignedIn: (session: Session) => void; notice: 
           </p>
           {error && (
             <p class="field-error" role="alert">
-              {error}
+              {error.message}
             </p>
           )}
           <button type="submit" class="button button-primary button-block" disabled={busy || token.trim() === ''}>

@@ -3,12 +3,12 @@
  * the previous one signs beside it for 24 hours), and where incident mail goes.
  */
 import { useId, useState } from 'preact/hooks';
-import { type ApiProblem, api, projectPath } from '../api.js';
+import { api, projectPath } from '../api.js';
 import { ConfirmDialog, SecretDialog } from '../components/dialog.js';
 import { InactiveNotice } from '../components/project-notice.js';
 import { Card, ErrorNotice, Loading, PageHeader } from '../components/ui.js';
 import { relative, utc } from '../format.js';
-import { useResource } from '../hooks.js';
+import { useAction, useResource } from '../hooks.js';
 import type { Project, RotatedSecret } from '../types.js';
 
 export function WebhooksPage(props: { slug: string }) {
@@ -97,27 +97,20 @@ export function WebhooksPage(props: { slug: string }) {
 
 function IncidentEmail(props: { project: Project; onSaved: () => void }) {
   const [email, setEmail] = useState(props.project.notification_email ?? '');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<ApiProblem | null>(null);
+  const { busy, error, run } = useAction();
   const [saved, setSaved] = useState(false);
   const id = useId();
   const hint = useId();
-  const save = async (event: Event) => {
+  const save = (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setError(null);
     setSaved(false);
-    try {
+    void run(async () => {
       await api<Project>('PATCH', projectPath(props.project.slug), {
         notification_email: email.trim() === '' ? null : email.trim(),
       });
       setSaved(true);
       props.onSaved();
-    } catch (err) {
-      setError(err as ApiProblem);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <Card title="Incident e-mail">

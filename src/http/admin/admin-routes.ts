@@ -43,7 +43,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async 
   // Signing in is the one route without a caller yet; every other one is in the authenticated scope.
   registerSignIn(scope, sessions);
   await scope.register(async (authenticated: TypedScope) => {
-    requireAdmin(authenticated, options.authenticator);
+    requireAdmin(authenticated, options.authenticator, config.publicBaseUrl);
     registerSessionRoutes(authenticated, sessions);
     registerProjectRoutes(authenticated, deps);
     registerApiKeyRoutes(authenticated, deps);

@@ -149,7 +149,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * before the body is read). The `Authorization` header wins when both come; a state-changing
  * request signed in by the cookie must come from the dashboard's own origin (cross-site.ts).
  */
-export function requireAdmin(scope: FastifyInstance, authenticator: AdminAuthenticator): void {
+export function requireAdmin(scope: FastifyInstance, authenticator: AdminAuthenticator, publicBaseUrl: string): void {
   scope.decorateRequest(ADMIN_CALLER, null);
   scope.addHook('onRequest', async (request) => {
     const sessionId = request.headers.authorization === undefined ? sessionIdOf(request) : undefined;
@@ -157,7 +157,7 @@ export function requireAdmin(scope: FastifyInstance, authenticator: AdminAuthent
     if (sessionId === undefined) {
       caller = await authenticator.authenticate(request.headers.authorization, request.ip);
     } else {
-      if (!SAFE_METHODS.has(request.method)) assertSameOrigin(request);
+      if (!SAFE_METHODS.has(request.method)) assertSameOrigin(request, publicBaseUrl);
       caller = await authenticator.authenticateSession(sessionId, request.ip);
     }
     request.setDecorator<AdminCaller>(ADMIN_CALLER, caller);
@@ -166,8 +166,8 @@ export function requireAdmin(scope: FastifyInstance, authenticator: AdminAuthent
 }
 
 /** Refuses a request that does not come from the dashboard's own origin (403 with the reason). */
-export function assertSameOrigin(request: FastifyRequest): void {
-  const refusal = crossSiteRefusal(request.headers, request.host);
+export function assertSameOrigin(request: FastifyRequest, publicBaseUrl: string): void {
+  const refusal = crossSiteRefusal(request.headers, request.host, publicBaseUrl);
   if (refusal !== null) throw errors.crossSiteRequest(refusal);
 }
 

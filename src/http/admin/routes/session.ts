@@ -105,7 +105,7 @@ export function registerSignIn(scope: TypedScope, deps: SessionRoutesDeps): void
       },
     },
     async (request, reply) => {
-      assertSameOrigin(request);
+      assertSameOrigin(request, deps.publicBaseUrl);
       const caller = await deps.authenticator.authenticateToken(request.body.token, request.ip);
       const sessionId = generateSessionId();
       const times = sessionTimes(deps.clock.now(), deps.authenticator.sessionLifetimes);
