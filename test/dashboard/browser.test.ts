@@ -44,6 +44,7 @@ describe('the dashboard in a browser', { concurrency: false }, () => {
   });
   let apiKey = '';
   let failedCargoId = '';
+  let polledCargoId = '';
 
   before(async () => {
     s3 = await startS3Server();
@@ -179,7 +180,9 @@ describe('the dashboard in a browser', { concurrency: false }, () => {
     const failing = await load(mockBody('Please deliver me', { callback_url: `${(await receiver).url}/hook` }));
     assert.equal(failing.status, 200, await failing.clone().text());
     failedCargoId = ((await failing.json()) as { cargo_id: string }).cargo_id;
-    assert.equal((await load(mockBody('Just poll me'))).status, 200);
+    const polled = await load(mockBody('Just poll me'));
+    assert.equal(polled.status, 200);
+    polledCargoId = ((await polled.json()) as { cargo_id: string }).cargo_id;
 
     const row = page.getByRole('row', { name: /ingest/ });
     await row.getByRole('button', { name: /Deactivate the key ingest/ }).click();
@@ -273,6 +276,16 @@ describe('the dashboard in a browser', { concurrency: false }, () => {
       .getByRole('row', { name: /webhook attempt 3/ })
       .waitFor();
     await pageIsClean('13-cargo-detail-table', { fullPage: true });
+
+    // A cargo that asked for no delivery cannot be redelivered: the button is off and says why.
+    await page.goto(`${url}/dashboard/projects/${SLUG}/cargo/${polledCargoId}`);
+    await settled();
+    const redeliver = page.getByRole('button', { name: 'Redeliver' });
+    assert.ok(await redeliver.isDisabled());
+    const reasonId = await redeliver.getAttribute('aria-describedby');
+    assert.ok(reasonId);
+    assert.match((await page.locator(`#${reasonId}`).textContent()) ?? '', /asked for no delivery/);
+    await pageIsClean('14-cargo-no-redelivery', { axe: false });
   });
 
   test('recover the failed deliveries: a dry-run count, then the whole set on the server, with its progress', async () => {
@@ -283,12 +296,12 @@ describe('the dashboard in a browser', { concurrency: false }, () => {
     assert.ok(await page.getByRole('button', { name: 'Redeliver' }).isDisabled(), 'count first');
     await page.getByRole('button', { name: 'Count them (dry run)' }).click();
     await page.getByText('1 cargo', { exact: true }).waitFor();
-    await pageIsClean('14-recovery-counted');
+    await pageIsClean('15-recovery-counted');
     await page.getByRole('button', { name: 'Redeliver 1 cargo' }).click();
     const recoveries = page.getByRole('region', { name: 'Recoveries' });
     await recoveries.getByText('completed').waitFor({ timeout: 15_000 });
     await recoveries.getByText('1 of 1 handled (100%) · 1 redelivered').waitFor();
-    await pageIsClean('15-recovery-done');
+    await pageIsClean('16-recovery-done');
     await waitFor(
       'the redelivery to reach the receiver',
       async () => (await receiver).received.filter((r) => r.url === '/hook').length,
@@ -301,7 +314,7 @@ describe('the dashboard in a browser', { concurrency: false }, () => {
       .getByRole('region', { name: 'History' })
       .getByText(/webhook attempt 1 \(recovery\):/)
       .waitFor({ timeout: 15_000 });
-    await pageIsClean('16-cargo-recovered', { fullPage: true, axe: false });
+    await pageIsClean('17-cargo-recovered', { fullPage: true, axe: false });
   });
 
   test('see the usage chart and its table', async () => {
@@ -314,14 +327,14 @@ describe('the dashboard in a browser', { concurrency: false }, () => {
       .locator('canvas')
       .first()
       .waitFor();
-    await pageIsClean('17-usage', { fullPage: true });
+    await pageIsClean('18-usage', { fullPage: true });
     await requests.getByRole('button', { name: 'Table' }).click();
     const today = new Date().toISOString().slice(0, 10);
     const row = requests.getByRole('row', { name: new RegExp(today) });
     assert.deepEqual(await row.getByRole('cell').allTextContents(), ['2']);
     // Every day of the range has a row, zero when nothing ran.
     assert.equal(await requests.getByRole('row').count(), 31);
-    await pageIsClean('18-usage-table');
+    await pageIsClean('19-usage-table');
   });
 
   test('rotate the webhook secret: the new one shown once, the previous one signing 24 hours more', async () => {
@@ -336,14 +349,14 @@ describe('the dashboard in a browser', { concurrency: false }, () => {
     await shown.getByLabel('I have copied it and stored it somewhere safe.').check();
     await shown.getByRole('button', { name: 'Done' }).click();
     await page.getByText(/Dual signing until \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC/).waitFor();
-    await pageIsClean('19-webhooks');
+    await pageIsClean('20-webhooks');
   });
 
   test('the page fits a laptop, a wide screen and a narrow window', async () => {
     for (const [name, viewport] of [
-      ['20-laptop', { width: 1280, height: 800 }],
-      ['21-wide', { width: 1920, height: 1080 }],
-      ['22-narrow', { width: 760, height: 1000 }],
+      ['21-laptop', { width: 1280, height: 800 }],
+      ['22-wide', { width: 1920, height: 1080 }],
+      ['23-narrow', { width: 760, height: 1000 }],
     ] as const) {
       await page.setViewportSize(viewport);
       await page.goto(`${url}/dashboard/projects/${SLUG}/cargo/${failedCargoId}`);
@@ -351,7 +364,7 @@ describe('the dashboard in a browser', { concurrency: false }, () => {
       const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
       assert.ok(overflow <= 0, `${name}: the page is ${overflow} px wider than the window`);
       // The narrow window lays the navigation out anew; the others are the page checked above.
-      await pageIsClean(name, { axe: name === '22-narrow' });
+      await pageIsClean(name, { axe: name === '23-narrow' });
     }
     await page.setViewportSize({ width: 1440, height: 900 });
   });
@@ -367,7 +380,7 @@ describe('the dashboard in a browser', { concurrency: false }, () => {
     // A reload stays signed out, without asking the service.
     await page.reload();
     await page.getByRole('heading', { name: 'Sign in to the dashboard' }).waitFor();
-    await pageIsClean('23-signed-out');
+    await pageIsClean('24-signed-out');
   });
 
   /** The browser's session cookie, for checks made from the test itself. */

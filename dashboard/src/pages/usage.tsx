@@ -97,20 +97,16 @@ function UsageReport(props: { usage: Usage; slug: string }) {
   }, [usage.data, days, models]);
   const requestSeries = useMemo(() => perModel((r) => r.requests), [perModel]);
   const tokenSeries = useMemo(() => perModel(tokensOf), [perModel]);
+  // Batch cost by model (what was paid), and what the same tokens cost at real-time prices, all models.
   const costSeries = useMemo<DaySeries[]>(() => {
-    const sum = (pick: (row: UsageRow) => number | null) =>
-      days.map((day) => usage.data.filter((r) => r.date === day).reduce((t, r) => t + (pick(r) ?? 0), 0));
+    const realtime = days.map((day) =>
+      usage.data.filter((r) => r.date === day).reduce((t, r) => t + (r.standard_cost_usd ?? 0), 0),
+    );
     return [
-      { label: 'Batch cost (paid)', values: sum((r) => r.cost_usd), color: PALETTE[0] as string, kind: 'bars' },
-      {
-        label: 'At real-time prices',
-        values: sum((r) => r.standard_cost_usd),
-        color: '#8c9aab',
-        kind: 'line',
-        dashed: true,
-      },
+      ...perModel((r) => r.cost_usd ?? 0).map((s) => ({ ...s, label: `${s.label} (batch)` })),
+      { label: 'At real-time prices', values: realtime, color: '#6b7684', kind: 'line', dashed: true },
     ];
-  }, [usage.data, days]);
+  }, [usage.data, days, perModel]);
   const t = usage.totals;
   const savedNote =
     t.standard_cost_usd === null || t.savings_usd === null
@@ -178,7 +174,7 @@ function UsageReport(props: { usage: Usage; slug: string }) {
             days={days}
             series={costSeries}
             format={axisUsd}
-            label={`Cost per UTC day, ${range}: ${usd(t.cost_usd)} paid at batch prices against ${usd(t.standard_cost_usd)} at real-time prices.`}
+            label={`Cost per UTC day by model, ${range}: ${usd(t.cost_usd)} paid at batch prices against ${usd(t.standard_cost_usd)} at real-time prices.`}
           />
         }
         table={<DayTable days={days} series={costSeries} format={usd} savings />}
@@ -222,7 +218,10 @@ function ChartCard(props: { metric: Metric; title: string; chart: ComponentChild
 }
 
 function DayTable(props: { days: string[]; series: DaySeries[]; format: (n: number) => string; savings?: boolean }) {
-  const [batch, realtime] = props.series;
+  const paid = props.series.filter((s) => s.kind === 'bars');
+  const realtime = props.series.find((s) => s.kind === 'line');
+  /** What batching saved on day `i`: the real-time cost less what every model's batches cost. */
+  const saved = (i: number) => (realtime?.values[i] ?? 0) - paid.reduce((t, s) => t + (s.values[i] ?? 0), 0);
   return (
     <TableScroll label="Figures per UTC day">
       <table class="table table-compact">
@@ -252,9 +251,7 @@ function DayTable(props: { days: string[]; series: DaySeries[]; format: (n: numb
                   {props.format(s.values[i] ?? 0)}
                 </td>
               ))}
-              {props.savings && batch && realtime && (
-                <td class="numeric">{props.format((realtime.values[i] ?? 0) - (batch.values[i] ?? 0))}</td>
-              )}
+              {props.savings && <td class="numeric">{props.format(saved(i))}</td>}
             </tr>
           ))}
         </tbody>
