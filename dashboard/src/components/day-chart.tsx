@@ -20,6 +20,9 @@ export interface DaySeries {
 const dayLabel = (seconds: number) =>
   new Date(seconds * 1000).toLocaleDateString('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' });
 
+/** Ticks of the day axis: whole days only (a week would otherwise get a tick every 12 hours). */
+const DAY_STEPS = [1, 2, 3, 7, 14, 28, 56].map((days) => (days * DAY_MS) / 1000);
+
 /** Ticks of a count axis: whole numbers only (no "1.5 requests"). */
 const WHOLE_STEPS = Array.from({ length: 13 }, (_, i) => [1, 2, 5].map((m) => m * 10 ** i)).flat();
 
@@ -59,7 +62,8 @@ export function DayChart(props: {
         width: Math.max(element.clientWidth, 280),
         height: 240,
         tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
-        padding: [12, 12, 0, 0],
+        // Room on the right for the last day's label.
+        padding: [12, 28, 0, 0],
         scales: {
           x: { time: true, range: (_u, min, max) => [min - DAY_MS / 2000, max + DAY_MS / 2000] },
           y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.08 : 1] },
@@ -70,6 +74,7 @@ export function DayChart(props: {
             font,
             grid: { show: false },
             ticks: { stroke: grid },
+            incrs: DAY_STEPS,
             values: (_u, splits) => splits.map(dayLabel),
           },
           {

@@ -109,11 +109,13 @@ function UsageReport(props: { usage: Usage; slug: string }) {
   }, [usage.data, days, perModel]);
   const t = usage.totals;
   const savedNote =
-    t.standard_cost_usd === null || t.savings_usd === null
-      ? 'some results have no known price'
-      : t.standard_cost_usd === 0
-        ? 'nothing was charged'
-        : `${Math.round((t.savings_usd / t.standard_cost_usd) * 100)}% less than real-time`;
+    t.cargo === 0
+      ? 'no results in this range'
+      : t.standard_cost_usd === null || t.savings_usd === null
+        ? 'some results have no known price'
+        : t.standard_cost_usd === 0
+          ? 'nothing was charged'
+          : `${Math.round((t.savings_usd / t.standard_cost_usd) * 100)}% less than real-time`;
   const range = `${usage.from} to ${usage.to} (UTC)`;
   const empty = usage.data.length === 0;
 
