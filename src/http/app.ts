@@ -51,7 +51,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       : {
           logger: {
             level: config.logLevel,
-            redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization'], censor: '[redacted]' },
+            redact: {
+              paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie'],
+              censor: '[redacted]',
+            },
           },
         }),
     bodyLimit: config.bodyLimitBytes,
