@@ -1,11 +1,16 @@
 /** The dashboard's small building blocks: page header, status badges, loading, empty and error states, times. */
 import type { ComponentChildren } from 'preact';
+import { useEffect } from 'preact/hooks';
 import type { ApiProblem } from '../api.js';
 import { relative, utc } from '../format.js';
 import { CARGO_STATUS_LABELS, CARGO_STATUS_TONES, type Tone } from '../statuses.js';
 import type { CargoStatus } from '../types.js';
 
 export function PageHeader(props: { title: string; description?: ComponentChildren; actions?: ComponentChildren }) {
+  // The window's title names the page too (tabs, history, screen readers on navigation).
+  useEffect(() => {
+    document.title = `${props.title} · barge`;
+  }, [props.title]);
   return (
     <header class="page-header">
       <div>

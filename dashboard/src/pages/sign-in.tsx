@@ -1,5 +1,5 @@
 /** Signing in with an admin token: what it is, where to find one, and what went wrong in words. */
-import { useId, useState } from 'preact/hooks';
+import { useEffect, useId, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { useAction } from '../hooks.js';
 import type { Session } from '../types.js';
@@ -7,6 +7,9 @@ import type { Session } from '../types.js';
 export function SignIn(props: { onSignedIn: (session: Session) => void; notice: string | null }) {
   const [token, setToken] = useState('');
   const { busy, error, run } = useAction();
+  useEffect(() => {
+    document.title = 'Sign in · barge';
+  }, []);
   const tokenId = useId();
   const hintId = useId();
   const submit = (event: Event) => {
