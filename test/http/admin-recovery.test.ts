@@ -365,36 +365,36 @@ if (postgres) {
             .executeTakeFirstOrThrow();
         await waitFor('the first chunk', progress, (r) => r.done === RECOVERY_CHUNK, { timeoutMs: 20_000 });
         // Its second chunk waits on the held cargo, inside its transaction, holding the lease.
-        const waiting = await waitFor(
-          'a worker transaction waiting on the held row',
-          async () => {
-            const { rows } = await blocker.query(
-              // The statement's text is cut at track_activity_query_size: its start names it.
-              `select count(*)::int as n from pg_stat_activity
-               where wait_event_type = 'Lock' and query like 'select "c"."id", "c"."callback_url", "c"."callback"%'`,
-            );
-            return rows[0].n as number;
-          },
-          (n) => n > 0,
+        await waitFor(
+          'the second chunk to wait on the held cargo',
+          async () =>
+            (
+              await blocker.query(
+                `select wait_event_type, left(query, 60) as query from pg_stat_activity
+                 where datname = current_database() and pid <> pg_backend_pid() and state = 'active'`,
+              )
+            ).rows as { wait_event_type: string | null; query: string }[],
+          // The statement's text is cut at track_activity_query_size: its start names it.
+          (rows) =>
+            rows.some((r) => r.wait_event_type === 'Lock' && r.query.startsWith('select "c"."id", "c"."callback_url"')),
           { timeoutMs: 20_000 },
         );
-        assert.ok(waiting > 0);
         await child.stop('SIGKILL');
+        await blocker.query('rollback');
+        // The killed worker's server process ends its transaction once it has the row and finds the
+        // connection gone: the recovery's row is free then.
+        await waitFor(
+          'the killed worker to let go of the recovery',
+          async () =>
+            (await blocker.query('select id from recoveries where id = $1 for update skip locked', [recoveryId])).rows
+              .length,
+          (n) => n === 1,
+          { timeoutMs: 10_000 },
+        );
       } finally {
         if (child.alive) await child.stop('SIGKILL');
-        await blocker.query('rollback');
+        await blocker.end();
       }
-      // The killed worker's server process ends its transaction once it has the row and finds the
-      // connection gone: the recovery's row is free then.
-      await waitFor(
-        'the killed worker to let go of the recovery',
-        async () =>
-          (await blocker.query('select id from recoveries where id = $1 for update skip locked', [recoveryId])).rows
-            .length,
-        (n) => n === 1,
-        { timeoutMs: 10_000 },
-      );
-      await blocker.end();
       const atKill = await h.db.database.read
         .selectFrom('recoveries')
         .selectAll()
@@ -402,15 +402,15 @@ if (postgres) {
         .executeTakeFirstOrThrow();
       assert.deepEqual([atKill.status, atKill.done, atKill.redelivered], ['running', RECOVERY_CHUNK, RECOVERY_CHUNK]);
       assert.notEqual(atKill.locked_by, null, 'killed holding the lease');
+      // Of its second chunk, nothing was committed.
+      assert.deepEqual(histogram(await recoveryDeliveries(h.db.database, ids)), { 0: 500, 1: 500 });
 
       const { worker } = await h.worker(workerOptions({ workerId: 'after-kill', leaseMs: 1000 }));
       await waitFor(
         'the lease to lapse',
         () => Date.now(),
         (now) => now > Number(atKill.locked_until),
-        {
-          timeoutMs: 5000,
-        },
+        { timeoutMs: 5000 },
       );
       await worker.runUntilIdle();
       const finished = await h.db.database.read
