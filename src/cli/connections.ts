@@ -7,34 +7,13 @@ import { CHECK_INTERVAL_MS } from '../domain/connections.js';
 import { DEFAULT_DETAIL_TYPE } from '../domain/message-targets.js';
 import { DEFAULT_KEY_PREFIX } from '../domain/object-target.js';
 import { checkConnection } from '../operations/check-connection.js';
+import { connectionView } from '../operations/connection-view.js';
 import { createConnection } from '../operations/create-connection.js';
 import { deleteConnection } from '../operations/delete-connection.js';
 import { listConnections } from '../operations/list-connections.js';
 import { type Connection, showConnection } from '../operations/show-connection.js';
 import type { CommandContext } from './context.js';
 import { print, table, unwrap } from './output.js';
-
-const maybeIso = (ms: number | null) => (ms === null ? null : isoTime(ms));
-
-/** What is shown of a connection: never its static credentials, only that it has some. */
-export function connectionJson(c: Connection, projectSlug: string) {
-  return {
-    id: c.id,
-    project: projectSlug,
-    kind: c.roleArn === null ? 'static_credentials' : 'assume_role',
-    role_arn: c.roleArn,
-    external_id: c.externalId,
-    endpoint_url: c.endpointUrl,
-    region: c.region,
-    allowed_targets: c.allowedTargets,
-    status: c.status,
-    last_failure_reason: c.lastFailureReason,
-    last_failed_at: maybeIso(c.lastFailedAt),
-    last_check_at: maybeIso(c.lastCheckAt),
-    created_at: isoTime(c.createdAt),
-    updated_at: isoTime(c.updatedAt),
-  };
-}
 
 function connectionText(c: Connection, projectSlug: string): string {
   const lines = [
@@ -125,7 +104,7 @@ export function registerConnectionCommands(program: Command, run: CommandContext
         );
         print(
           out,
-          connectionJson(created, projectSlug),
+          connectionView(created, projectSlug, deps.clock.now()),
           () =>
             `Created ${connectionText(created, projectSlug)}` +
             (created.roleArn === null ? '' : `\n${trustPolicyHint(created)}`),
@@ -140,7 +119,7 @@ export function registerConnectionCommands(program: Command, run: CommandContext
     .action((slug: string, opts: { json?: boolean }) =>
       run(opts, async ({ out, ...deps }) => {
         const { connections } = unwrap(await listConnections(deps, { slug }));
-        print(out, { connections: connections.map((c) => connectionJson(c, slug)) }, () =>
+        print(out, { connections: connections.map((c) => connectionView(c, slug, deps.clock.now())) }, () =>
           table(
             ['ID', 'ACCESS', 'STATUS', 'ALLOWED', 'CREATED'],
             connections.map((c) => [
@@ -162,7 +141,7 @@ export function registerConnectionCommands(program: Command, run: CommandContext
     .action((connectionId: string, opts: { json?: boolean }) =>
       run(opts, async ({ out, ...deps }) => {
         const found = unwrap(await showConnection(deps, { connectionId }));
-        print(out, connectionJson(found.connection, found.projectSlug), () =>
+        print(out, connectionView(found.connection, found.projectSlug, deps.clock.now()), () =>
           connectionText(found.connection, found.projectSlug),
         );
       }),

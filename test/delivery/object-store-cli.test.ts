@@ -138,6 +138,7 @@ for (const backend of await backends({ childProcesses: true })) {
           last_failure_reason: null,
           last_failed_at: null,
           last_check_at: null,
+          next_check_at: null,
           created_at: 'x',
           updated_at: 'x',
         },

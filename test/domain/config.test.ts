@@ -103,6 +103,22 @@ describe('loadConfig', () => {
     assertRejects({ BARGE_ALLOW_PRIVATE_CALLBACKS: 'yes' }, 'BARGE_ALLOW_PRIVATE_CALLBACKS');
   });
 
+  test('BARGE_AWS_PRINCIPAL_ARN: an IAM role, user or root ARN; none by default', () => {
+    assert.equal(loadConfig({}).objectStore.principalArn, null);
+    for (const arn of [
+      'arn:aws:iam::111122223333:role/barge',
+      'arn:aws:iam::111122223333:role/service/barge-prod',
+      'arn:aws:iam::111122223333:user/barge',
+      'arn:aws:iam::111122223333:root',
+      'arn:aws-cn:iam::111122223333:role/barge',
+    ]) {
+      assert.equal(loadConfig({ BARGE_AWS_PRINCIPAL_ARN: arn }).objectStore.principalArn, arn);
+    }
+    for (const bad of ['arn:aws:sts::111122223333:assumed-role/barge/session', 'arn:aws:iam::1:role/x', '*']) {
+      assertRejects({ BARGE_AWS_PRINCIPAL_ARN: bad }, 'BARGE_AWS_PRINCIPAL_ARN');
+    }
+  });
+
   test('HOST: addresses and names accepted; URLs and host:port rejected', () => {
     for (const host of ['0.0.0.0', '127.0.0.1', '::', '::1', 'localhost', 'api.internal-1.example']) {
       assert.equal(loadConfig({ HOST: host }).host, host);

@@ -51,6 +51,7 @@ describe('object delivery configuration', () => {
       throttleBaseDelayMs: 200,
       throttleRetries: 8,
       credentials: null,
+      principalArn: null,
     });
     assert.equal(config.publicBaseUrl, 'http://localhost:8080');
     assert.equal(loadConfig({ PORT: '9000' }).publicBaseUrl, 'http://localhost:9000');

@@ -14,11 +14,13 @@ export interface AdminClient {
   /** A new token: an all-projects one, or one limited to `slug`. */
   token(slug?: string): Promise<{ id: string; token: string }>;
   revoke(id: string): Promise<void>;
+  /** `bearer` as `Authorization: Bearer …`, or `headers` of its own. */
   call(
     method: string,
     path: string,
     bearer: string | null,
     body?: unknown,
+    headers?: Record<string, string>,
   ): Promise<{ status: number; headers: Headers; body: any; text: string }>;
 }
 
@@ -34,15 +36,18 @@ export function adminClient(suite: { readonly db: TestDatabase; readonly app: Te
     async revoke(id) {
       assert.ok((await revokeAdminToken(deps(), { id })).ok);
     },
-    call: (method, path, bearer, body) =>
+    call: (method, path, bearer, body, headers = {}) =>
       suite.app.request(method, `/admin/v1${path}`, {
-        ...(bearer === null ? {} : { headers: { authorization: `Bearer ${bearer}` } }),
+        headers: bearer === null ? headers : { authorization: `Bearer ${bearer}`, ...headers },
         ...(body === undefined ? {} : { body }),
       }),
   };
 }
 
-/** Every route refuses a missing, malformed, unknown and revoked token with 401 and a `detail`. */
+/**
+ * Every route refuses a missing, malformed (another scheme, another kind of key), unknown and
+ * revoked token with 401 and a `detail`.
+ */
 export async function assertTokenRequired(client: AdminClient, routes: AdminRoute[]): Promise<void> {
   const revoked = await client.token();
   await client.revoke(revoked.id);
@@ -50,11 +55,15 @@ export async function assertTokenRequired(client: AdminClient, routes: AdminRout
   for (const [method, path, body] of routes) {
     const missing = await client.call(method, path, null, body);
     assertDetail(missing, 401, 'Missing admin token. Include the header Authorization: Bearer barge_at_….');
-    assertDetail(
-      await client.call(method, path, 'barge_at_short', body),
-      401,
-      'Invalid admin token format: use Authorization: Bearer barge_at_….',
-    );
+    for (const bad of ['barge_at_short', `barge_sk_${'A'.repeat(32)}`]) {
+      assertDetail(
+        await client.call(method, path, bad, body),
+        401,
+        'Invalid admin token format: use Authorization: Bearer barge_at_….',
+      );
+    }
+    const basic = await client.call(method, path, null, body, { authorization: `Basic ${unknown}` });
+    assert.equal(basic.status, 401, `${method} ${path}`);
     assertDetail(await client.call(method, path, unknown, body), 401, 'Invalid admin token.');
     assertDetail(await client.call(method, path, revoked.token, body), 401, 'Invalid admin token.');
   }

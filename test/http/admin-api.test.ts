@@ -6,9 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { systemClock } from '../../src/domain/clock.js';
-import { createAdminToken } from '../../src/operations/create-admin-token.js';
-import { revokeAdminToken } from '../../src/operations/revoke-admin-token.js';
+import { adminClient, assertOtherProjectHidden, assertTokenRequired } from '../helpers/admin.js';
 import { createProjectWithKey, mockBody } from '../helpers/app.js';
 import { assertDetail, assertInvalidField } from '../helpers/assertions.js';
 import { backends } from '../helpers/backends.js';
@@ -19,19 +17,9 @@ const TOKEN = /^barge_at_[A-Za-z0-9]{32}$/;
 for (const backend of await backends()) {
   describe(`the admin API on ${backend.name}`, () => {
     const h = harness(backend);
-    const deps = () => ({ database: h.db.database, clock: systemClock });
-
-    async function token(slug?: string): Promise<{ id: string; token: string }> {
-      const made = await createAdminToken(deps(), { name: 'test', ...(slug === undefined ? {} : { slug }) });
-      assert.ok(made.ok);
-      return { id: made.value.adminToken.id, token: made.value.token };
-    }
-
-    const call = (method: string, path: string, bearer: string | null, body?: unknown) =>
-      h.app.request(method, `/admin/v1${path}`, {
-        ...(bearer === null ? {} : { headers: { authorization: `Bearer ${bearer}` } }),
-        ...(body === undefined ? {} : { body }),
-      });
+    const admin = adminClient(h);
+    const token = admin.token;
+    const call = admin.call;
 
     /** Every route of the slice, for a project slug (and one of its key ids). */
     const routes = (slug: string, keyId = 'key_x'): [string, string, unknown?][] => [
@@ -49,30 +37,7 @@ for (const backend of await backends()) {
 
     test('every route refuses a missing, malformed, unknown or revoked token with 401 and a detail, changing nothing', async () => {
       const { slug, keyId } = await createProjectWithKey(h.db.database);
-      const revoked = await token();
-      assert.ok((await revokeAdminToken(deps(), { id: revoked.id })).ok);
-      const unknown = `barge_at_${'A'.repeat(32)}`;
-      for (const [method, path, body] of routes(slug, keyId)) {
-        assertDetail(
-          await call(method, path, null, body),
-          401,
-          'Missing admin token. Include the header Authorization: Bearer barge_at_….',
-        );
-        for (const bad of ['barge_at_short', `barge_sk_${'A'.repeat(32)}`]) {
-          assertDetail(
-            await call(method, path, bad, body),
-            401,
-            'Invalid admin token format: use Authorization: Bearer barge_at_….',
-          );
-        }
-        const basic = await h.app.request(method, `/admin/v1${path}`, {
-          headers: { authorization: `Basic ${unknown}` },
-          ...(body === undefined ? {} : { body }),
-        });
-        assert.equal(basic.status, 401, `${method} ${path}`);
-        assertDetail(await call(method, path, unknown, body), 401, 'Invalid admin token.');
-        assertDetail(await call(method, path, revoked.token, body), 401, 'Invalid admin token.');
-      }
+      await assertTokenRequired(admin, routes(slug, keyId));
       const { body } = await call('GET', `/projects/${slug}`, (await token()).token);
       assert.equal(body.status, 'active');
       assert.equal(body.rate_limit_max, null);
@@ -83,14 +48,8 @@ for (const backend of await backends()) {
       const own = await createProjectWithKey(h.db.database);
       const other = await createProjectWithKey(h.db.database);
       const limited = await token(own.slug);
-      for (const [method, path, body] of routes(other.slug, other.keyId)) {
-        if (path === '/projects') continue;
-        const res = await call(method, path, limited.token, body);
-        assertDetail(res, 404, `No project '${other.slug}'.`);
-        // Exactly what a slug nobody has gets.
-        const missing = await call(method, path.replace(other.slug, 'no-such-project'), limited.token, body);
-        assert.deepEqual(missing.body, { detail: "No project 'no-such-project'." }, `${method} ${path}`);
-      }
+      const onOther = routes(other.slug, other.keyId).filter(([, path]) => path !== '/projects');
+      await assertOtherProjectHidden(admin, limited.token, onOther, other.slug);
       // The other project is untouched.
       const all = await token();
       const seen = (await call('GET', `/projects/${other.slug}`, all.token)).body;
@@ -118,7 +77,7 @@ for (const backend of await backends()) {
     test('revoking a token refuses it on the very next request', async () => {
       const t = await token();
       assert.equal((await call('GET', '/projects', t.token)).status, 200);
-      assert.ok((await revokeAdminToken(deps(), { id: t.id })).ok);
+      await admin.revoke(t.id);
       assertDetail(await call('GET', '/projects', t.token), 401, 'Invalid admin token.');
     });
 
@@ -295,6 +254,18 @@ for (const backend of await backends()) {
         '/admin/v1/projects/{slug}/webhook-secret/rotate': ['post'],
         '/admin/v1/projects/{slug}/keys': ['get', 'post'],
         '/admin/v1/projects/{slug}/keys/{key_id}/deactivate': ['post'],
+        '/admin/v1/projects/{slug}/connections': ['get', 'post'],
+        '/admin/v1/projects/{slug}/connections/{connection_id}': ['get', 'delete'],
+        '/admin/v1/projects/{slug}/connections/{connection_id}/check': ['post'],
+        '/admin/v1/projects/{slug}/cargo': ['get'],
+        '/admin/v1/projects/{slug}/cargo/{cargo_id}': ['get'],
+        '/admin/v1/projects/{slug}/cargo/{cargo_id}/redeliver': ['post'],
+        '/admin/v1/projects/{slug}/recoveries/dry-run': ['post'],
+        '/admin/v1/projects/{slug}/recoveries': ['get', 'post'],
+        '/admin/v1/projects/{slug}/recoveries/{recovery_id}': ['get'],
+        '/admin/v1/projects/{slug}/recoveries/{recovery_id}/cancel': ['post'],
+        '/admin/v1/projects/{slug}/usage': ['get'],
+        '/admin/v1/providers': ['get'],
       };
       for (const [path, methods] of Object.entries(expected)) {
         for (const method of methods) {
@@ -309,6 +280,13 @@ for (const backend of await backends()) {
         }
       }
       assert.ok(doc.paths['/admin/v1/projects'].post.responses['403']);
+      assert.ok(doc.paths['/admin/v1/providers'].get.responses['403']);
+      assert.ok(doc.paths['/admin/v1/projects/{slug}/cargo/{cargo_id}/redeliver'].post.responses['409']);
+      assert.ok(doc.paths['/admin/v1/projects/{slug}/connections/{connection_id}/check'].post.responses['429']);
+      assert.ok(doc.paths['/admin/v1/projects/{slug}/recoveries/{recovery_id}/cancel'].post.responses['409']);
+      for (const path of ['/admin/v1/projects/{slug}/connections', '/admin/v1/projects/{slug}/recoveries']) {
+        assert.ok(doc.paths[path].post.requestBody.content['application/json'].example, path);
+      }
       assert.ok(doc.paths['/admin/v1/projects/{slug}'].patch.requestBody.content['application/json'].example);
     });
   });

@@ -14,8 +14,6 @@ import { createRecovery } from '../../src/operations/create-recovery.js';
 import { RECOVERY_CHUNK, workRecovery } from '../../src/operations/work-recovery.js';
 import { insertCargo } from '../../src/store/cargo/insert.js';
 import type { Database } from '../../src/store/database.js';
-import { findDueDeliveries, leaseDeliveries } from '../../src/store/deliveries/claim.js';
-import { recordAttempts } from '../../src/store/deliveries/record-attempts.js';
 import { claimRecovery, recoverChunk } from '../../src/store/recoveries/work.js';
 import { deliveryConfig } from '../delivery/webhook-support.js';
 import { adminClient, assertOtherProjectHidden, assertTokenRequired } from '../helpers/admin.js';
@@ -23,6 +21,7 @@ import { createProjectWithKey } from '../helpers/app.js';
 import { assertDetail, assertInvalidField } from '../helpers/assertions.js';
 import { type Backend, backends, PG_URL } from '../helpers/backends.js';
 import { pendingCargoRow } from '../helpers/cargo-rows.js';
+import { failedCargo, refuseDeliveries } from '../helpers/failed-deliveries.js';
 import { type Harness, harness } from '../helpers/harness.js';
 import { assertBuildIsFresh, BargeProcess } from '../helpers/serve.js';
 import { waitFor } from '../helpers/wait.js';
@@ -36,53 +35,11 @@ const workerOptions = (settings: { workerId?: string; leaseMs?: number } = {}) =
   ...deliveryConfig({ retryDelaysMs: [], maxPerHost: 2000, maxInFlight: 2000 }),
 });
 
-/**
- * `count` cargo of the project created at `at`, each asking for a webhook, made callback_failed:
- * the pipeline worker stores their results (and so their deliveries), then refuseDeliveries.
- */
-async function failedCargo(h: Harness, clock: Clock, projectId: string, batches: { at: number; count: number }[]) {
-  const rows = batches.flatMap(({ at, count }) =>
-    Array.from({ length: count }, () =>
-      pendingCargoRow(projectId, { now: at, callback_url: 'http://127.0.0.1:9/gone' }),
-    ),
-  );
-  await insertCargo(h.db.database, rows);
-  const { worker } = await h.worker(workerOptions());
-  while (await worker.pipeline?.runOnce());
-  await worker.close();
-  await refuseDeliveries(h.db.database, clock, projectId);
-  assert.equal(await countWhere(h.db.database, projectId, 'callback_failed'), rows.length);
-  return rows.map((r) => r.id);
-}
-
-/**
- * Fails every due delivery of the project as the deliverer records a receiver that refuses
- * connections, through its store functions (lease, then record the one attempt, no retries):
- * trying thousands of real connections would only add seconds.
- */
-async function refuseDeliveries(database: Database, clock: Clock, projectId: string): Promise<void> {
-  const now = clock.now();
-  const due = (await findDueDeliveries(database, { now, limit: 100_000 })).filter((d) => d.projectId === projectId);
-  const lease = { workerId: 'refused', now, leaseMs: 60_000 };
-  const leased = await leaseDeliveries(database, { ...lease, lease: due.map((d) => d.id), defer: [] });
-  await recordAttempts(
-    database,
-    leased.map((deliveryId) => ({
-      deliveryId,
-      workerId: lease.workerId,
-      attempt: {
-        trigger: 'result',
-        started_at: now,
-        duration_ms: 1,
-        status_code: null,
-        error_class: 'connection_refused',
-        error_detail: 'connect ECONNREFUSED 127.0.0.1:9',
-        response_excerpt: null,
-      },
-      verdict: { kind: 'failed' },
-      now,
-    })),
-  );
+/** failedCargo over the suite's database, checked. */
+async function madeFailed(h: Harness, clock: Clock, projectId: string, batches: { at: number; count: number }[]) {
+  const ids = await failedCargo(h.db.database, clock, projectId, batches);
+  assert.equal(await countWhere(h.db.database, projectId, 'callback_failed'), ids.length);
+  return ids;
 }
 
 async function countWhere(database: Database, projectId: string, status: string): Promise<number> {
@@ -125,7 +82,7 @@ for (const backend of await backends({ childProcesses: true })) {
 
     test('5,000 callback_failed cargo: dry run, a fixed set, progress, a dead worker taken over, each cargo redelivered once', async () => {
       const { slug, projectId } = await createProjectWithKey(h.db.database);
-      const ids = await failedCargo(h, clock, projectId, [
+      const ids = await madeFailed(h, clock, projectId, [
         { at: T0, count: 2500 },
         { at: T0 + 60_000, count: 2500 },
       ]);
@@ -257,7 +214,7 @@ for (const backend of await backends({ childProcesses: true })) {
 
     test('cancel midway: the chunk done stays, nothing more is redelivered; a stopping worker gives its recovery back at once', async () => {
       const { slug, projectId } = await createProjectWithKey(h.db.database);
-      const ids = await failedCargo(h, clock, projectId, [{ at: T0, count: 1000 }]);
+      const ids = await madeFailed(h, clock, projectId, [{ at: T0, count: 1000 }]);
       const token = (await admin.token()).token;
       const made = await admin.call('POST', recoveries(slug), token, { since: iso(T0) });
       assert.equal(made.body.total, 1000);
@@ -334,7 +291,7 @@ if (postgres) {
       assertBuildIsFresh();
       const { slug, projectId } = await createProjectWithKey(h.db.database);
       const since = Date.now() - 60_000;
-      const ids = await failedCargo(h, systemClock, projectId, [{ at: since, count: 1000 }]);
+      const ids = await madeFailed(h, systemClock, projectId, [{ at: since, count: 1000 }]);
       const made = await createRecovery({ database: h.db.database, clock: systemClock }, { slug, since: iso(since) });
       assert.ok(made.ok);
       const recoveryId = made.value.id;

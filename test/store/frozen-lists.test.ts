@@ -1,11 +1,18 @@
 /**
- * The migrations keep frozen copies of the status and channel lists (never imports of live code);
- * the database must still take every value the live lists name, and refuse others.
+ * The migrations keep frozen copies of the status and channel lists of cargo, deliveries and
+ * recoveries (never imports of live code); the database must still take every value the live
+ * lists name, and refuse others.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { newId } from '../../src/domain/ids.js';
-import { ALL_CARGO_STATUSES, ALL_CHANNELS, DELIVERY_STATUSES } from '../../src/domain/lifecycle.js';
+import {
+  ALL_CARGO_STATUSES,
+  ALL_CHANNELS,
+  DELIVERY_STATUSES,
+  RECOVERABLE_CARGO_STATUSES,
+  RECOVERY_STATUSES,
+} from '../../src/domain/lifecycle.js';
 import { createProjectWithKey } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
 
@@ -69,6 +76,35 @@ for (const backend of await backends()) {
         }
       }
       await assert.rejects(db.database.write.insertInto('deliveries').values(delivery('pigeon', 'pending')).execute());
+    });
+
+    test('bulk recovery statuses and the cargo statuses it redelivers', async () => {
+      const { projectId } = await createProjectWithKey(db.database);
+      const recovery = (status: string, cargoStatus: string) => ({
+        id: newId('rcv'),
+        project_id: projectId,
+        status: status as 'running',
+        cargo_status: cargoStatus as 'callback_failed',
+        since: 0,
+        until: 1,
+        total: 0,
+        cursor: null,
+        next_run_at: 0,
+        locked_by: null,
+        locked_until: null,
+        created_at: 1,
+        updated_at: 1,
+        finished_at: null,
+      });
+      for (const status of Object.values(RECOVERY_STATUSES)) {
+        for (const cargoStatus of RECOVERABLE_CARGO_STATUSES) {
+          await db.database.write.insertInto('recoveries').values(recovery(status, cargoStatus)).execute();
+        }
+      }
+      await assert.rejects(
+        db.database.write.insertInto('recoveries').values(recovery('paused', 'callback_failed')).execute(),
+      );
+      await assert.rejects(db.database.write.insertInto('recoveries').values(recovery('running', 'pending')).execute());
     });
   });
 }

@@ -1,8 +1,8 @@
 /** Shapes of the admin API's connection routes: a connection, the policies to hand its customer, a capability check. */
 import { type Static, Type } from 'typebox';
 import { isoTime } from '../../domain/clock.js';
-import { nextCheckAt } from '../../domain/connections.js';
 import type { CheckConnectionResult } from '../../operations/check-connection.js';
+import { connectionView } from '../../operations/connection-view.js';
 import type { Connection, ShownConnection } from '../../operations/show-connection.js';
 import { nullableString, nullableTime, SlugParams, time } from './schemas.js';
 
@@ -238,26 +238,8 @@ export type CheckReportJson = Static<typeof CheckReportBody>;
 
 const maybeIso = (ms: number | null) => (ms === null ? null : isoTime(ms));
 
-/** A connection as the admin API shows it: never its static credentials, only that it has some. */
-export function connectionJson(c: Connection, projectSlug: string, now: number): ConnectionJson {
-  return {
-    id: c.id,
-    project: projectSlug,
-    kind: c.roleArn === null ? 'static_credentials' : 'assume_role',
-    role_arn: c.roleArn,
-    external_id: c.externalId,
-    endpoint_url: c.endpointUrl,
-    region: c.region,
-    allowed_targets: c.allowedTargets,
-    status: c.status,
-    last_failure_reason: c.lastFailureReason,
-    last_failed_at: maybeIso(c.lastFailedAt),
-    last_check_at: maybeIso(c.lastCheckAt),
-    next_check_at: maybeIso(nextCheckAt(c.lastCheckAt, now)),
-    created_at: isoTime(c.createdAt),
-    updated_at: isoTime(c.updatedAt),
-  };
-}
+/** A connection as the admin API shows it (operations/connection-view.ts, as the CLI prints it). */
+export const connectionJson: (c: Connection, projectSlug: string, now: number) => ConnectionJson = connectionView;
 
 export function connectionDetailJson(shown: ShownConnection, now: number): ConnectionDetailJson {
   const { policies } = shown;

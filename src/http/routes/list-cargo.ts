@@ -71,6 +71,19 @@ export const ListResponse = Type.Object(
   },
 );
 
+/** The 400 of a list query (GET /cargo, the admin API's cargo list). */
+export const ListQueryRefused = {
+  ...ErrorBody,
+  description:
+    'An unknown status, a time that is not ISO 8601, a limit outside 1–1000, an `after` that is not a cargo id, or an unknown parameter.',
+  examples: [
+    {
+      detail: 'Invalid query: limit must be between 1 and 1000.',
+      errors: [{ path: 'limit', message: 'must be between 1 and 1000' }],
+    },
+  ],
+};
+
 // A date, or a date-time with seconds optional, fractions optional and a zone required.
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
 
@@ -130,17 +143,7 @@ export function registerListCargo(app: TypedScope, deps: { database: Database })
         querystring: ListQuery,
         response: {
           200: ListResponse,
-          400: {
-            ...ErrorBody,
-            description:
-              'An unknown status, a time that is not ISO 8601, a limit outside 1–1000, an `after` that is not a cargo id, or an unknown parameter.',
-            examples: [
-              {
-                detail: 'Invalid query: limit must be between 1 and 1000.',
-                errors: [{ path: 'limit', message: 'must be between 1 and 1000' }],
-              },
-            ],
-          },
+          400: ListQueryRefused,
           ...authErrorResponses,
         },
       },

@@ -5,6 +5,7 @@
  * no cargo is redelivered twice by one recovery.
  */
 
+import { sql } from 'kysely';
 import type { Database } from '../database.js';
 import { scheduleRedeliveries } from '../deliveries/redeliver.js';
 import { claimDue, releaseLeases } from '../leases.js';
@@ -18,6 +19,17 @@ export async function claimRecovery(
 ): Promise<string | null> {
   const { recoveryId, ...lease } = input;
   if (recoveryId === undefined) {
+    // A read first: the delivery workers look at every wake-up, and recoveries are rare; the
+    // claim's write transaction (SQLite's one writer) is taken only when one may be due.
+    const due = await database.read
+      .selectFrom('recoveries')
+      .select('id')
+      .where(sql<boolean>`status = 'running'`)
+      .where('next_run_at', '<=', lease.now)
+      .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', lease.now)]))
+      .limit(1)
+      .executeTakeFirst();
+    if (!due) return null;
     const [claimed] = await claimDue(database, 'recoveries', { status: 'running', ...lease, limit: 1 });
     return claimed?.id ?? null;
   }

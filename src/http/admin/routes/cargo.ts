@@ -4,8 +4,7 @@ import { listProjectCargo } from '../../../operations/list-cargo.js';
 import { redeliverCargo } from '../../../operations/redeliver-cargo.js';
 import { showCargo } from '../../../operations/show-cargo.js';
 import type { Database } from '../../../store/database.js';
-import { cargoFilterOf, LIST_LIMIT, ListQuery } from '../../routes/list-cargo.js';
-import { ErrorBody } from '../../schemas.js';
+import { cargoFilterOf, LIST_LIMIT, ListQuery, ListQueryRefused } from '../../routes/list-cargo.js';
 import type { TypedScope } from '../../typed-scope.js';
 import { adminOf } from '../auth.js';
 import {
@@ -55,17 +54,7 @@ export function registerCargoRoutes(scope: TypedScope, deps: CargoRoutesDeps): v
         querystring: ListQuery,
         response: {
           200: CargoPageBody,
-          400: {
-            ...ErrorBody,
-            description:
-              'An unknown status, a time that is not ISO 8601, a limit outside 1–1000, an `after` that is not a cargo id, or an unknown parameter.',
-            examples: [
-              {
-                detail: 'Invalid query: limit must be between 1 and 1000.',
-                errors: [{ path: 'limit', message: 'must be between 1 and 1000' }],
-              },
-            ],
-          },
+          400: ListQueryRefused,
           ...projectNotFoundResponse,
           ...adminAuthErrorResponses,
         },
