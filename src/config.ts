@@ -93,6 +93,8 @@ export interface Config {
   explicitPublicBaseUrl: string | null;
   /** Outgoing mail (a connection's incident mail); null url: no mail is sent. */
   smtp: { url: string | null; from: string };
+  /** Dashboard sessions (src/http/admin/auth.ts): how long one lasts unused, and at most. */
+  dashboardSessions: { idleMs: number; absoluteMs: number };
 }
 
 export interface StorageConfig {
@@ -288,6 +290,10 @@ export function loadConfig(source: Env = process.env): Config {
     smtp: {
       url: smtpUrl(read('BARGE_SMTP_URL')),
       from: mailAddress(read('BARGE_SMTP_FROM') ?? 'barge <barge@localhost>'),
+    },
+    dashboardSessions: {
+      idleMs: integer(read, 'BARGE_DASHBOARD_IDLE_TIMEOUT_MS', 30 * 60_000, 60_000, 86_400_000),
+      absoluteMs: integer(read, 'BARGE_DASHBOARD_SESSION_MAX_MS', 12 * 3_600_000, 60_000, 30 * 86_400_000),
     },
   };
 }

@@ -13,7 +13,10 @@ export interface LoggerOptions {
 export function createLogger(options: LoggerOptions): Logger {
   const settings = {
     level: options.level,
-    redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization'], censor: '[redacted]' },
+    redact: {
+      paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie'],
+      censor: '[redacted]',
+    },
   };
   if (!options.pretty) return pino(settings, pino.destination(options.fd));
   // In the process, not as a worker-thread transport: a log line is written before the process

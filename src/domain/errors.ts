@@ -64,8 +64,29 @@ export const errors = {
       401,
       'Invalid admin token format: use Authorization: Bearer barge_at_….',
     ),
+  /** Signing in to the dashboard with something that is not an admin token at all (a truncated paste). */
+  malformedSignInToken: () =>
+    new ApiError(
+      'malformed_sign_in_token',
+      401,
+      'That is not an admin token: one is barge_at_ followed by 32 letters and digits.',
+    ),
   /** Unknown or revoked: the answer does not tell which. */
   invalidAdminToken: () => new ApiError('invalid_admin_token', 401, 'Invalid admin token.'),
+  /** The dashboard's session cookie names no live session (src/http/admin/auth.ts). */
+  sessionEnded: () =>
+    new ApiError(
+      'session_ended',
+      401,
+      'Your dashboard session has ended (signed out, idle or past its lifetime, or its admin token was revoked). Sign in again.',
+    ),
+  /** A state-changing request carried the session cookie but did not come from the dashboard's own pages. */
+  crossSiteRequest: (reason: string) =>
+    new ApiError(
+      'cross_site_request',
+      403,
+      `Cross-site request refused: ${reason}. The dashboard's session cookie is accepted only from the dashboard's own pages; a script should send Authorization: Bearer barge_at_… instead.`,
+    ),
   /** `what` the token may not do: creating a project, or seeing what is every project's. */
   allProjectsTokenRequired: (what: 'creating a project' | 'this' = 'creating a project') =>
     new ApiError(

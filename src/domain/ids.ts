@@ -18,7 +18,7 @@ function pooledRandom(): number {
 
 // ULIDs sort by creation time, which keeps primary-key inserts append-only in both databases.
 const nextUlid = monotonicFactory(pooledRandom);
-export type IdPrefix = 'crg' | 'prj' | 'key' | 'adt' | 'bat' | 'job' | 'dlv' | 'att' | 'conn' | 'out' | 'rcv';
+export type IdPrefix = 'crg' | 'prj' | 'key' | 'adt' | 'ses' | 'bat' | 'job' | 'dlv' | 'att' | 'conn' | 'out' | 'rcv';
 
 export function newId(prefix: IdPrefix, now: number = Date.now()): string {
   return `${prefix}_${nextUlid(now).toLowerCase()}`;

@@ -12,6 +12,7 @@ import { AdminAuthenticator } from './admin/auth.js';
 import { Authenticator } from './auth.js';
 import { AuthFailureLimiter } from './auth-failures.js';
 import { cargoRoutes } from './cargo-routes.js';
+import { builtDashboardDir, dashboardRoutes } from './dashboard.js';
 import { diskGuard } from './disk-guard.js';
 import { registerDocs } from './docs.js';
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandling } from './errors.js';
@@ -53,7 +54,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       : {
           logger: {
             level: config.logLevel,
-            redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization'], censor: '[redacted]' },
+            redact: {
+              paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie'],
+              censor: '[redacted]',
+            },
           },
         }),
     bodyLimit: config.bodyLimitBytes,
@@ -176,12 +180,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     authenticator: new AdminAuthenticator(deps.database, deps.clock, {
       failures: new AuthFailureLimiter(config.authFailures),
       onTouchError: (err) => app.log.warn({ err }, 'could not record an admin token last_used_at'),
+      sessions: config.dashboardSessions,
     }),
     database: deps.database,
     clock: deps.clock,
     config,
     ...(deps.wakeDeliveries ? { wakeDeliveries: deps.wakeDeliveries } : {}),
   });
+  // The dashboard's pages and assets: a third scope, whose headers touch neither of the others.
+  await app.register(dashboardRoutes, { dir: builtDashboardDir() });
   return app;
 }
 

@@ -32,6 +32,13 @@ export async function registerDocs(app: FastifyInstance, version: string): Promi
             description:
               'An admin token (`barge admin-token create`): `Authorization: Bearer barge_at_…`. It sees every project, or one.',
           },
+          dashboardSession: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'barge_session',
+            description:
+              'The dashboard’s session cookie, set by `POST /admin/v1/session`: it stands for the admin token signed in with. A state-changing request with it must come from the dashboard’s own origin (`Origin`, `Sec-Fetch-Site`), else 403.',
+          },
         },
       },
       tags: [
@@ -44,6 +51,10 @@ export async function registerDocs(app: FastifyInstance, version: string): Promi
           description: 'The admin API (/admin/v1/, admin token): projects and their settings',
         },
         { name: 'admin: API keys', description: "The admin API: a project's API keys" },
+        {
+          name: 'admin: session',
+          description: 'Signing in to the dashboard (/dashboard) with an admin token, and out',
+        },
         {
           name: 'anthropic: message batches',
           description:

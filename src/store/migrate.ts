@@ -21,6 +21,7 @@ import * as sqliteStorageCounters from './migrations/018_sqlite_storage_counters
 import * as modelPolicyBudgets from './migrations/019_model_policy_budgets.js';
 import * as adminTokens from './migrations/020_admin_tokens.js';
 import * as recoveries from './migrations/021_recoveries.js';
+import * as dashboardSessions from './migrations/022_dashboard_sessions.js';
 import * as compatBatches from './migrations/023_compat_batches.js';
 
 interface Migration {
@@ -51,6 +52,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['019_model_policy_budgets', modelPolicyBudgets],
   ['020_admin_tokens', adminTokens],
   ['021_recoveries', recoveries],
+  ['022_dashboard_sessions', dashboardSessions],
   ['023_compat_batches', compatBatches],
 ];
 

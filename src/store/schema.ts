@@ -19,6 +19,7 @@ export interface Schema {
   projects: ProjectsTable;
   api_keys: ApiKeysTable;
   admin_tokens: AdminTokensTable;
+  admin_sessions: AdminSessionsTable;
   cargo: CargoTable;
   cargo_requests: CargoRequestsTable;
   results: ResultsTable;
@@ -91,6 +92,17 @@ export interface AdminTokensTable {
   created_at: number;
   revoked_at: number | null;
   last_used_at: number | null;
+}
+
+/** Dashboard sessions (migration 022); only the SHA-256 of a session id is stored. */
+export interface AdminSessionsTable {
+  id: string;
+  session_hash: string;
+  admin_token_id: string;
+  created_at: number;
+  last_seen_at: number;
+  idle_expires_at: number;
+  expires_at: number;
 }
 
 export interface CargoTable {

@@ -588,6 +588,20 @@ describe('barge serve, development first start', () => {
         ((await admin.json()) as { data: { slug: string }[] }).data.map((p) => p.slug),
         ['default'],
       );
+      // The text points at the dashboard, which the same token signs in to.
+      assert.match(
+        readFileSync(keyFile, 'utf8'),
+        /Next: open the dashboard, http:\/\/localhost:\d+\/dashboard, and sign in/,
+      );
+      const page = await fetch(`${first.url}/dashboard`);
+      assert.equal(page.status, 200);
+      const signIn = await fetch(`${first.url}/admin/v1/session`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: first.url, 'sec-fetch-site': 'same-origin' },
+        body: JSON.stringify({ token: adminToken }),
+      });
+      assert.equal(signIn.status, 201, await signIn.text());
+      assert.match(signIn.headers.getSetCookie()[0] ?? '', /^barge_session=/);
     } finally {
       assert.equal(await stop(first.child), 0, first.stderr());
     }

@@ -271,7 +271,7 @@ for (const backend of await backends()) {
         for (const method of methods) {
           const op = doc.paths[path]?.[method];
           assert.ok(op, `${method} ${path} is documented`);
-          assert.deepEqual(op.security, [{ adminToken: [] }], `${method} ${path}`);
+          assert.deepEqual(op.security, [{ adminToken: [] }, { dashboardSession: [] }], `${method} ${path}`);
           assert.ok(op.responses['401'], `${method} ${path} 401`);
           const ok = op.responses['200'] ?? op.responses['201'];
           // @fastify/swagger lifts a schema's example to the media type's.

@@ -1,13 +1,16 @@
 /**
- * The admin API, `/admin/v1/`: its own encapsulated scope with its own onRequest hook (the admin
- * token), so nothing of it runs on the cargo API's routes, and nothing of theirs (the API-key check,
- * the rate limit, the body budget) runs here. Every route calls src/operations/, as the CLI does.
+ * The admin API, `/admin/v1/`: its own encapsulated scope with its own hooks (the cookie parser,
+ * the admin token or dashboard session), so nothing of it runs on the cargo API's routes, and
+ * nothing of theirs (the API-key check, the rate limit, the body budget) runs here. Every route
+ * calls src/operations/, as the CLI does.
  */
+import cookie from '@fastify/cookie';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Config } from '../../config.js';
 import type { Clock } from '../../domain/clock.js';
 import type { Database } from '../../store/database.js';
-import { type AdminAuthenticator, requireAdminToken } from './auth.js';
+import type { TypedScope } from '../typed-scope.js';
+import { type AdminAuthenticator, requireAdmin } from './auth.js';
 import { refuseNulText } from './nul-guard.js';
 import { registerApiKeyRoutes } from './routes/api-keys.js';
 import { registerCargoRoutes } from './routes/cargo.js';
@@ -15,6 +18,7 @@ import { registerConnectionRoutes } from './routes/connections.js';
 import { registerProjectRoutes } from './routes/projects.js';
 import { registerProviderRoutes } from './routes/providers.js';
 import { registerRecoveryRoutes } from './routes/recoveries.js';
+import { registerSessionRoutes, registerSignIn } from './routes/session.js';
 import { registerUsageRoutes } from './routes/usage.js';
 
 export interface AdminRoutesOptions {
@@ -27,15 +31,26 @@ export interface AdminRoutesOptions {
 }
 
 export const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async (scope, options) => {
-  requireAdminToken(scope, options.authenticator);
+  await scope.register(cookie);
   refuseNulText(scope);
+  // Answers carry secrets shown once and tenant data: no cache keeps a copy.
+  scope.addHook('onSend', async (_request, reply) => {
+    reply.header('cache-control', 'no-store');
+  });
   const { database, clock, config } = options;
   const deps = { database, clock, config, wakeDeliveries: options.wakeDeliveries ?? (() => {}) };
-  registerProjectRoutes(scope, deps);
-  registerApiKeyRoutes(scope, deps);
-  registerConnectionRoutes(scope, deps);
-  registerCargoRoutes(scope, deps);
-  registerRecoveryRoutes(scope, deps);
-  registerUsageRoutes(scope, { ...deps, defaultMonthlyBudgetUsd: config.defaultMonthlyBudgetUsd });
-  registerProviderRoutes(scope, deps);
+  const sessions = { database, clock, authenticator: options.authenticator, publicBaseUrl: config.publicBaseUrl };
+  // Signing in is the one route without a caller yet; every other one is in the authenticated scope.
+  registerSignIn(scope, sessions);
+  await scope.register(async (authenticated: TypedScope) => {
+    requireAdmin(authenticated, options.authenticator, config.publicBaseUrl);
+    registerSessionRoutes(authenticated, sessions);
+    registerProjectRoutes(authenticated, deps);
+    registerApiKeyRoutes(authenticated, deps);
+    registerConnectionRoutes(authenticated, deps);
+    registerCargoRoutes(authenticated, deps);
+    registerRecoveryRoutes(authenticated, deps);
+    registerUsageRoutes(authenticated, { ...deps, defaultMonthlyBudgetUsd: config.defaultMonthlyBudgetUsd });
+    registerProviderRoutes(authenticated, deps);
+  });
 };

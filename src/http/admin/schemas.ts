@@ -5,7 +5,8 @@ import type { ProjectOverview } from '../../operations/project-overviews.js';
 import type { ApiKey } from '../../store/admin/api-keys.js';
 import { ErrorBody } from '../schemas.js';
 
-export const adminTokenSecurity = [{ adminToken: [] }];
+/** Either an admin token (bearer) or the dashboard's session cookie. */
+export const adminTokenSecurity: Record<string, string[]>[] = [{ adminToken: [] }, { dashboardSession: [] }];
 
 export const errorExample = (detail: unknown, description: string) => ({
   ...ErrorBody,
@@ -14,7 +15,10 @@ export const errorExample = (detail: unknown, description: string) => ({
 });
 
 export const adminAuthErrorResponses = {
-  401: errorExample('Invalid admin token.', 'Missing, malformed, unknown or revoked admin token.'),
+  401: errorExample(
+    'Invalid admin token.',
+    'Missing, malformed, unknown or revoked admin token, or a dashboard session that has ended.',
+  ),
   429: errorExample(
     'Too many requests without a valid API key from this address; retry later.',
     'Too many failed authentications from this address; Retry-After says when to try again.',

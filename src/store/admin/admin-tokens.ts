@@ -85,6 +85,7 @@ export async function revokeAdminToken(database: Database, id: string, now: numb
 /** What the admin scope needs to know about a presented token, found by its SHA-256. */
 export interface AdminTokenCredentials {
   tokenId: string;
+  tokenName: string;
   revoked: boolean;
   /** The project it is limited to; null: every project. */
   project: { id: string; slug: string } | null;
@@ -97,12 +98,13 @@ export async function findAdminTokenCredentials(
   const row = await database.read
     .selectFrom('admin_tokens as t')
     .leftJoin('projects as p', 'p.id', 't.project_id')
-    .select(['t.id', 't.revoked_at', 't.project_id', 'p.slug'])
+    .select(['t.id', 't.name', 't.revoked_at', 't.project_id', 'p.slug'])
     .where('t.token_hash', '=', tokenHash)
     .executeTakeFirst();
   if (!row) return undefined;
   return {
     tokenId: row.id,
+    tokenName: row.name,
     revoked: row.revoked_at !== null,
     project: row.project_id === null ? null : { id: row.project_id, slug: row.slug ?? '' },
   };
