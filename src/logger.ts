@@ -1,6 +1,9 @@
 /** The service's logger: JSON lines for machines, or pino-pretty's lines for a person at a terminal. */
+import { createRequire } from 'node:module';
 import { type Logger, pino } from 'pino';
-import pretty from 'pino-pretty';
+
+// pino-pretty is loaded only for a terminal: a service under a supervisor never needs it.
+const require = createRequire(import.meta.url);
 
 export interface LoggerOptions {
   level: string;
@@ -21,6 +24,7 @@ export function createLogger(options: LoggerOptions): Logger {
   if (!options.pretty) return pino(settings, pino.destination(options.fd));
   // In the process, not as a worker-thread transport: a log line is written before the process
   // exits, and the stream's colour follows the terminal (NO_COLOR and pipes turn it off).
+  const pretty = require('pino-pretty') as typeof import('pino-pretty');
   return pino(
     settings,
     pretty({

@@ -147,7 +147,7 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
   let pipeline: PipelineWorker | null = null;
   let delivery: DeliveryWorker | null = null;
   if (role === 'all' || role === 'worker') {
-    const providers = buildProviders(config, clock);
+    const providers = await buildProviders(config, clock);
     for (const provider of deps.providers ?? []) providers.set(provider.name, provider);
     // A call past its deadline counts as a failed call in the metrics.
     const deadlineMs = config.pipeline.providerCallTimeoutMs;

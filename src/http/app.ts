@@ -1,6 +1,6 @@
 /** The HTTP app: Fastify with its error handling, body parsing, docs, health, metrics and the cargo scope. */
+import { createRequire } from 'node:module';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
 import type { Registry } from 'prom-client';
 import { type Config, enabledProviders } from '../config.js';
 import type { Clock } from '../domain/clock.js';
@@ -220,6 +220,8 @@ export async function buildProbeServer(deps: {
  */
 function rateLimitCounter(app: FastifyInstance, config: Config, database: Database): RateLimitOptions['shared'] {
   if (config.redisUrl !== null) {
+    // Loaded only when configured: most deployments have no Redis, and every start would load it.
+    const { Redis } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
     const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
     redis.on('error', (err) => app.log.warn({ err: err.message }, 'rate-limit Redis connection failed'));
     app.addHook('onClose', async () => {

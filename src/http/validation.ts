@@ -46,14 +46,21 @@ export function boundedValidatorFactory(): BuildValidator {
     // Fastify calls the compiler with the route's definition ({schema, method, url, httpPart}).
     return (route: unknown) => {
       const check = (fast as unknown as (r: unknown) => Validate)(route);
-      const report = (full as unknown as (r: unknown) => Validate)(route);
+      // Compiled at the first invalid body: the request surface's schema takes a few hundred
+      // milliseconds to compile, which every start would pay for bodies that are mostly valid.
+      let report: Validate | undefined;
       const validate: Validate = (data) => {
         if (check(data)) {
           validate.errors = null;
           return true;
         }
         const large = data !== null && typeof data === 'object' && LARGE in data;
-        validate.errors = large || report(data) ? check.errors : report.errors;
+        if (large) {
+          validate.errors = check.errors;
+          return false;
+        }
+        report ??= (full as unknown as (r: unknown) => Validate)(route);
+        validate.errors = report(data) ? check.errors : report.errors;
         return false;
       };
       return validate;

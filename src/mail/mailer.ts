@@ -1,5 +1,5 @@
 /** Outgoing mail: the Mailer interface, and its SMTP implementation. */
-import { createTransport, type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 
 export interface MailMessage {
   to: string;
@@ -23,6 +23,8 @@ export function smtpMailer(options: { url: string | null; from: string }): Maile
   return {
     async send(message) {
       if (url === null) return { sent: false, reason: 'no SMTP server is configured (BARGE_SMTP_URL)' };
+      // Loaded at the first send: most processes never send mail, and every start would load it.
+      const { createTransport } = await import('nodemailer');
       // Bounded, so a send is over well within the outbox lease (BARGE_LEASE_MS, 60 s by default).
       transport ??= createTransport(
         { url, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000 } as Parameters<

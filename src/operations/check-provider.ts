@@ -15,7 +15,7 @@ export interface CheckProviderDeps {
   config: Config;
   clock: Clock;
   /** By default the registry's, loaded on first use: it loads every provider's SDK, which no other admin command needs. */
-  buildProviders?: (config: Config, clock: Clock) => Map<string, Provider>;
+  buildProviders?: (config: Config, clock: Clock) => Promise<Map<string, Provider>> | Map<string, Provider>;
 }
 
 export interface CheckProviderInput {
@@ -43,7 +43,7 @@ export async function checkProvider(
     return refuse(refusals.providerNotEnabled(name, PROVIDER_ENABLED_BY[name]));
   }
   const build = deps.buildProviders ?? (await import('../providers/registry.js')).buildProviders;
-  const provider = build(deps.config, deps.clock).get(name);
+  const provider = (await build(deps.config, deps.clock)).get(name);
   // enabledProviders and the registry read the same settings: one without the other is a bug.
   if (!provider) throw new Error(`provider '${name}' is enabled, but the registry built no adapter for it`);
   const capabilities = await provider.check();

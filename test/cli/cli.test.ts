@@ -17,7 +17,7 @@ import { createProjectWithKey, mockBody } from '../helpers/app.js';
 import { assertDetail } from '../helpers/assertions.js';
 import { type Backend, backends, PG_URL } from '../helpers/backends.js';
 import { harness } from '../helpers/harness.js';
-import { assertBuildIsFresh, nodeFlagsOf } from '../helpers/serve.js';
+import { assertBuildIsFresh, killAtExit, nodeFlagsOf } from '../helpers/serve.js';
 import { waitFor } from '../helpers/wait.js';
 
 /** The built command, as installed (`npm test` builds it first). */
@@ -711,10 +711,12 @@ async function serve(
   args: string[],
   env: Record<string, string> = {},
 ): Promise<{ child: ChildProcess; url: string; stdout: () => string; stderr: () => string }> {
-  const child = spawn(process.execPath, [MAIN, 'serve', '--port', '0', ...args], {
-    env: childEnv(databaseUrl, { HOST: '127.0.0.1', BARGE_ENV: 'development', BARGE_LOG_LEVEL: 'warn', ...env }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = killAtExit(
+    spawn(process.execPath, [MAIN, 'serve', '--port', '0', ...args], {
+      env: childEnv(databaseUrl, { HOST: '127.0.0.1', BARGE_ENV: 'development', BARGE_LOG_LEVEL: 'warn', ...env }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   let stdout = '';
   let stderr = '';
   child.stderr?.on('data', (chunk) => {

@@ -8,7 +8,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { assertBuildIsFresh, BARGE_BIN, nodeFlagsOf } from '../helpers/serve.js';
+import { assertBuildIsFresh, BARGE_BIN, killAtExit, nodeFlagsOf } from '../helpers/serve.js';
 import { freePort } from '../helpers/wait.js';
 
 /** Runs `barge serve` until it says it listens, then stops it; everything it printed on stdout. */
@@ -23,9 +23,11 @@ async function startAndStop(terminal: boolean): Promise<string> {
     TERM: 'dumb',
   };
   const command = [process.execPath, ...nodeFlagsOf(BARGE_BIN), BARGE_BIN, 'serve'];
-  const child = terminal
-    ? spawn('script', ['-qfec', command.join(' '), '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] })
-    : spawn(command[0] as string, command.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = killAtExit(
+    terminal
+      ? spawn('script', ['-qfec', command.join(' '), '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] })
+      : spawn(command[0] as string, command.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'] }),
+  );
   let out = '';
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
     out += chunk;

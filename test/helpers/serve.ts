@@ -32,6 +32,19 @@ export function assertBuildIsFresh(): void {
   }
 }
 
+/** Every child still running: killed when the test file's process exits, so a failed test never leaves one behind. */
+const live = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
+
+/** Registers a spawned child to be killed, if still running, when the test file's process exits. */
+export function killAtExit<T extends ChildProcess>(child: T): T {
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+  return child;
+}
+
 export interface Exit {
   code: number | null;
   signal: NodeJS.Signals | null;
@@ -74,6 +87,7 @@ export class BargeProcess {
         else this.stderr = `${this.stderr}${line}\n`.slice(-20_000);
       }
     });
+    killAtExit(this.child);
     this.exited = new Promise((resolve) => {
       this.child.once('exit', (code, signal) => resolve({ code, signal }));
     });
@@ -107,6 +121,7 @@ export class BargeProcess {
         throw new Error(`barge exited (${JSON.stringify(await this.exited)}) before starting; stderr:\n${this.stderr}`);
       }
       if (Date.now() > deadline) {
+        this.child.kill('SIGKILL');
         throw new Error(`barge did not start within ${timeoutMs} ms; stderr:\n${this.stderr}`);
       }
       await sleep(20);
