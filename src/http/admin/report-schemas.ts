@@ -19,7 +19,7 @@ export const AdminUsageBody = Type.Object(
 );
 
 export const ProviderBody = Type.Object({
-  name: Type.Union([Type.Literal('anthropic'), Type.Literal('openai'), Type.Literal('bedrock'), Type.Literal('mock')], {
+  name: Type.Union([Type.Literal('anthropic'), Type.Literal('openai'), Type.Literal('bedrock'), Type.Literal('mock'), Type.Literal('openai-compatible')], {
     description: 'As model routes name it (`mock`: svc-mock).',
   }),
   enabled: Type.Boolean({ description: 'Whether this deployment sends batches to it.' }),
