@@ -21,8 +21,8 @@ import { countCargoMoves } from './pipeline/context.js';
 import { newWorkerId, PipelineWorker } from './pipeline/worker.js';
 import { type Metrics, noMetrics } from './ports.js';
 import { withCallDeadline } from './providers/call-deadline.js';
-import type { Provider } from './providers/provider.js';
 import { RealtimeRunner } from './providers/openai-compatible/runner.js';
+import type { Provider } from './providers/provider.js';
 import { buildProviders, enabledEndpoints } from './providers/registry.js';
 import { findProjectConnection } from './store/admin/connections.js';
 import { sealPlaintextWebhookSecrets } from './store/admin/projects.js';
@@ -30,9 +30,9 @@ import { cargoInsertStatements, cargoRowBytes, type NewCargo } from './store/car
 import { type Database, openDatabase, outageMessage } from './store/database.js';
 import { GroupCommitWriter } from './store/group-commit.js';
 import { migrate } from './store/migrate.js';
-import { realtimeQueue } from './store/realtime/queue.js';
 import { NEW_CARGO_CHANNEL, newCargoNotice, notifyResultsStored, RESULTS_STORED_CHANNEL } from './store/notify.js';
 import { isDatabaseUnavailable, OUTAGE_RETRY_MS } from './store/outage.js';
+import { realtimeQueue } from './store/realtime/queue.js';
 import { reservedCargoStatements } from './store/spend-usage.js';
 import { acceptedCargoStatements } from './store/storage-usage.js';
 

@@ -77,7 +77,8 @@ export function routeModel(model: string, catalog: ModelCatalog, enabled: Enable
   const entry = catalog.entries.find((e) => e.id === model);
   if (entry) {
     const route = entry.routes.find((r) => routeEnabled(r, enabled));
-    if (route) return { ok: true, route: { provider: route.provider, providerModel: routeProviderModel(route), entry } };
+    if (route)
+      return { ok: true, route: { provider: route.provider, providerModel: routeProviderModel(route), entry } };
     return notEnabled(model, [...new Set(entry.routes.map((r) => r.provider))]);
   }
   const named = providerNamed(model);
@@ -88,10 +89,7 @@ export function routeModel(model: string, catalog: ModelCatalog, enabled: Enable
 }
 
 /** The catalog's models that this deployment can serve, each with its route, after svc-mock. */
-export function routableModels(
-  catalog: ModelCatalog,
-  enabled: EnabledRoutes,
-): { id: string; route: ModelRoute }[] {
+export function routableModels(catalog: ModelCatalog, enabled: EnabledRoutes): { id: string; route: ModelRoute }[] {
   const models: { id: string; route: ModelRoute }[] = [
     { id: MOCK_MODEL_ID, route: { provider: 'mock', providerModel: MOCK_MODEL_ID, entry: null } },
   ];

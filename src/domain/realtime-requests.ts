@@ -71,7 +71,7 @@ export interface RealtimeQueue {
   settle(workerId: string, settlements: readonly Settlement[], now: number): Promise<void>;
   /** When the endpoint next has a request to send (a due try, or a lease that lapses); null: none queued. */
   nextDueAt(endpoint: string): Promise<number | null>;
-  /** Requests of the batch still queued, and when the next of them is due (or its lease lapses). */
+  /** Requests of the batch still queued, and the earliest due time among them (in flight: due). */
   progress(batchId: string): Promise<{ queued: number; nextAt: number | null }>;
   /** The batch's settled requests. */
   results(batchId: string): AsyncIterable<SettledRequest>;
@@ -82,4 +82,5 @@ export interface RealtimeQueue {
 }
 
 /** What a request still unanswered at its deadline fails with. */
-export const REALTIME_EXPIRED_ERROR = 'expired: the endpoint did not answer the request within 24 hours of its submission';
+export const REALTIME_EXPIRED_ERROR =
+  'expired: the endpoint did not answer the request within 24 hours of its submission';

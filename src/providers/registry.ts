@@ -22,7 +22,11 @@ export interface RealtimeWiring {
  * settings are present. Without `realtime` (no database: `barge provider check`), the
  * openai-compatible adapter can only check its endpoints.
  */
-export function buildProviders(config: Config, clock: Clock, realtime: RealtimeWiring | null = null): Map<string, Provider> {
+export function buildProviders(
+  config: Config,
+  clock: Clock,
+  realtime: RealtimeWiring | null = null,
+): Map<string, Provider> {
   const providers: Provider[] = [new MockProvider(clock, { latencyMs: config.mockLatencyMs })];
   const { anthropic, openai, bedrock } = config.providers;
   if (anthropic) providers.push(new AnthropicProvider({ ...anthropic, clock }));
@@ -44,7 +48,9 @@ export function buildProviders(config: Config, clock: Clock, realtime: RealtimeW
         modelsOf: (endpoint) => [
           ...new Set(
             config.models.entries.flatMap((entry) =>
-              entry.routes.filter((r) => r.provider === REALTIME_PROVIDER && r.endpoint === endpoint).map((r) => r.model),
+              entry.routes
+                .filter((r) => r.provider === REALTIME_PROVIDER && r.endpoint === endpoint)
+                .map((r) => r.model),
             ),
           ),
         ],

@@ -59,7 +59,11 @@ export async function startRealtimeEmulator(options: RealtimeEmulatorOptions = {
 
   const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     const text = JSON.stringify(body);
-    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+    res.writeHead(status, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(text),
+      ...headers,
+    });
     res.end(text);
   };
 
@@ -89,12 +93,22 @@ export async function startRealtimeEmulator(options: RealtimeEmulatorOptions = {
           failure.retryAfterS === undefined ? {} : { 'retry-after': String(failure.retryAfterS) };
         const errorBody = failure.openaiShape
           ? { error: { message, type: failure.status === 429 ? 'rate_limit_exceeded' : 'server_error', code: null } }
-          : { object: 'error', message, type: failure.status >= 500 ? 'InternalServerError' : 'BadRequestError', code: failure.status };
+          : {
+              object: 'error',
+              message,
+              type: failure.status >= 500 ? 'InternalServerError' : 'BadRequestError',
+              code: failure.status,
+            };
         send(res, failure.status, errorBody, headers);
         return;
       }
       if (typeof body.model !== 'string' || !models.includes(body.model)) {
-        send(res, 404, { object: 'error', message: `The model \`${String(body.model)}\` does not exist.`, type: 'NotFoundError', code: 404 });
+        send(res, 404, {
+          object: 'error',
+          message: `The model \`${String(body.model)}\` does not exist.`,
+          type: 'NotFoundError',
+          code: 404,
+        });
         return;
       }
       answered++;

@@ -44,7 +44,8 @@ describe('the real-time endpoint emulator, through the official openai SDK', () 
 
   test('scripted 429 with Retry-After, then 500, then an answer', async () => {
     emu.script('flaky', [{ status: 429, retryAfterS: 3, openaiShape: true }, { status: 500 }]);
-    const ask = () => client.chat.completions.create({ model: 'llama-test', messages: [{ role: 'user', content: 'flaky' }] });
+    const ask = () =>
+      client.chat.completions.create({ model: 'llama-test', messages: [{ role: 'user', content: 'flaky' }] });
     await assert.rejects(ask(), (err: unknown) => {
       assert.ok(err instanceof APIError);
       assert.equal(err.status, 429);

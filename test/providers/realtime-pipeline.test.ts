@@ -27,7 +27,10 @@ for (const backend of await backends()) {
     const config: Partial<Config> = {};
     before(async () => {
       emu = await startRealtimeEmulator({ apiKey: API_KEY, models: [SERVED_MODEL], keepBodies: true });
-      Object.assign(config, realtimeConfig({ baseUrl: emu.baseURL, maxConcurrency: 4, timeoutMs: 5_000, apiKey: API_KEY }));
+      Object.assign(
+        config,
+        realtimeConfig({ baseUrl: emu.baseURL, maxConcurrency: 4, timeoutMs: 5_000, apiKey: API_KEY }),
+      );
     });
     after(() => emu?.close());
     const h = harness(backend, { clock, config });
@@ -54,7 +57,9 @@ for (const backend of await backends()) {
     });
 
     test('a cargo and a records cargo are sent one request each, translated, and answered in the message shape', async () => {
-      const one = await load(realtimeBody('plain hello', { system: 'be brief', stop_sequences: ['END'], temperature: 0.2 }));
+      const one = await load(
+        realtimeBody('plain hello', { system: 'be brief', stop_sequences: ['END'], temperature: 0.2 }),
+      );
       const records = await load({
         params: { model: REALTIME_MODEL, max_tokens: 20 },
         records: ['r1', 'r2', 'r3'].map((recordId) => ({
@@ -150,7 +155,10 @@ for (const backend of await backends()) {
 
     test('a request still failing 24 h after submit expires', async () => {
       // The endpoint answers 503 with Retry-After of an hour, again and again.
-      emu.script('always down', Array.from({ length: 40 }, () => ({ status: 503, retryAfterS: 3600 })));
+      emu.script(
+        'always down',
+        Array.from({ length: 40 }, () => ({ status: 503, retryAfterS: 3600 })),
+      );
       const id = await load(realtimeBody('always down'));
       await settle([id], 3_600_000, 30);
       const tries = emu.tries('always down');

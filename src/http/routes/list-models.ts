@@ -89,7 +89,8 @@ export function registerListModels(app: TypedScope, deps: { models: RoutingTable
     id,
     provider: route.provider,
     // An endpoint's route is stored as endpoint/model: the endpoint's server knows the model part.
-    provider_model: route.provider === REALTIME_PROVIDER ? splitEndpointModel(route.providerModel).model : route.providerModel,
+    provider_model:
+      route.provider === REALTIME_PROVIDER ? splitEndpointModel(route.providerModel).model : route.providerModel,
     max_output_tokens: route.entry?.maxOutputTokens ?? null,
     // The prices it is billed at: its own entry's, never another's that shares its route.
     prices_usd_per_mtok: billedPrices(route.provider, route.entry),

@@ -20,12 +20,19 @@ export async function checkEndpoint(endpoint: Endpoint, models: readonly string[
     text = await response.text();
   } catch (err) {
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-    const why = (err as Error).name === 'TimeoutError' ? 'no answer in time' : (cause?.code ?? (err as Error).message);
+    const why =
+      (err as Error).name === 'TimeoutError'
+        ? 'no answer in time'
+        : (cause?.code ?? cause?.message ?? (err as Error).message);
     return { name, ok: false, detail: scrub(`unreachable at ${endpoint.baseUrl}: ${why}`) };
   }
   const latency = `${Math.round(performance.now() - started)} ms`;
   if (status < 200 || status >= 300) {
-    return { name, ok: false, detail: scrub(`reachable (${latency}), GET /models answered ${errorText(status, text)}`) };
+    return {
+      name,
+      ok: false,
+      detail: scrub(`reachable (${latency}), GET /models answered ${errorText(status, text)}`),
+    };
   }
   let listed: Set<string>;
   try {

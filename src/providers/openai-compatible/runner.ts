@@ -8,7 +8,12 @@
  * crash are sent twice; an answer is stored only under its lease, so each is stored once.
  */
 import type { Clock } from '../../domain/clock.js';
-import { type ClaimedRequest, REALTIME_EXPIRED_ERROR, type RealtimeQueue, type Settlement } from '../../domain/realtime-requests.js';
+import {
+  type ClaimedRequest,
+  REALTIME_EXPIRED_ERROR,
+  type RealtimeQueue,
+  type Settlement,
+} from '../../domain/realtime-requests.js';
 import { Loop, type StepOutcome } from '../../loop.js';
 import type { Logger, Metrics } from '../../ports.js';
 import { type Endpoint, type SendOutcome, sendChatCompletion } from './send-request.js';
@@ -17,6 +22,11 @@ import { type Endpoint, type SendOutcome, sendChatCompletion } from './send-requ
 const RETRY_MAX_MS = 300_000;
 /** How soon a worker looks again while the endpoint's slots are all held by other workers. */
 const OTHERS_FULL_RECHECK_MS = 100;
+/**
+ * How soon an idle worker looks for requests anyway: batches another worker submitted do not wake
+ * this process, and a worker should join in within a second.
+ */
+const IDLE_RECHECK_MS = 1_000;
 
 /**
  * A request's lease: the endpoint's timeout (the send is abandoned then) plus a margin to store
@@ -84,7 +94,8 @@ class EndpointRunner {
     // their settles do not reach this process, so look again shortly.
     if (this.inFlight.size > 0) return { didWork: false, nextAt: null };
     if (started.full) return { didWork: false, nextAt: now + OTHERS_FULL_RECHECK_MS };
-    return { didWork: false, nextAt: await this.deps.queue.nextDueAt(this.endpoint.name) };
+    const due = await this.deps.queue.nextDueAt(this.endpoint.name);
+    return { didWork: false, nextAt: Math.min(due ?? Number.POSITIVE_INFINITY, now + IDLE_RECHECK_MS) };
   }
 
   /** Tests: claims and sends until nothing is due, each round waited for; whether anything was sent. */

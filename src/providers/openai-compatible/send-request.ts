@@ -5,8 +5,8 @@
  * connection), with the wait the endpoint asked for (`Retry-After`).
  */
 import type { EndpointConfig } from '../../config.js';
+import { type ChatCompletion, modelMessageOf } from '../openai/translate-response.js';
 import { retryAfterMsOf, withoutKey } from '../provider.js';
-import { modelMessageOf, type ChatCompletion } from '../openai/translate-response.js';
 import { realtimeChatBody } from './chat-request.js';
 
 export type SendOutcome =
@@ -59,7 +59,10 @@ export async function sendChatCompletion(
     try {
       completion = JSON.parse(text) as ChatCompletion;
     } catch {
-      return { kind: 'refused', error: `invalid_response: the endpoint answered ${status} with a body that is not JSON` };
+      return {
+        kind: 'refused',
+        error: `invalid_response: the endpoint answered ${status} with a body that is not JSON`,
+      };
     }
     return { kind: 'answered', response: JSON.stringify(modelMessageOf(completion)) };
   }

@@ -57,15 +57,17 @@ export async function enqueueRealtimeRequests(
   await flush();
 }
 
-/** The batch's requests still queued, and when the next of them is due or its lease lapses. */
+/**
+ * The batch's requests still queued, and the earliest due time among them: a request in flight was
+ * due when it was claimed, so it counts as due now (its answer may come any moment), not at the
+ * end of its lease.
+ */
 export async function realtimeBatchProgress(
   database: Database,
   batchId: string,
 ): Promise<{ queued: number; nextAt: number | null }> {
   const { rows } = await sql<{ n: number | string; at: number | string | null }>`
-    select count(*) as n,
-      min(case when locked_until is not null and locked_until > next_attempt_at then locked_until
-               else next_attempt_at end) as at
+    select count(*) as n, min(next_attempt_at) as at
     from realtime_requests where batch_id = ${batchId} and state = 'queued'`.execute(database.read);
   const row = rows[0];
   return { queued: Number(row?.n ?? 0), nextAt: row?.at == null ? null : Number(row.at) };

@@ -31,7 +31,11 @@ export async function claimRealtimeRequests(
   const { endpoint, now } = input;
   const postgres = database.dialect === 'postgres';
   return database.write.transaction().execute(async (tx) => {
-    await tx.insertInto('realtime_endpoints').values({ name: endpoint }).onConflict((oc) => oc.doNothing()).execute();
+    await tx
+      .insertInto('realtime_endpoints')
+      .values({ name: endpoint })
+      .onConflict((oc) => oc.doNothing())
+      .execute();
     if (postgres) await sql`select name from realtime_endpoints where name = ${endpoint} for update`.execute(tx);
     const counted = await sql<{ n: number | string }>`
       select count(*) as n from realtime_requests
