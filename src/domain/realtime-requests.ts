@@ -25,6 +25,8 @@ export interface ClaimedRequest {
   /** Tries so far, this one included. */
   attempts: number;
   deadlineAt: number;
+  /** The lease: the request must be sent, answered and settled before then. */
+  leasedUntil: number;
 }
 
 /** How a sent request ended: an answer, a refusal, a try to repeat later, or out of time. */
@@ -33,6 +35,8 @@ export type Settlement = { batchId: string; customId: string } & (
   | { kind: 'failed'; error: string }
   | { kind: 'expired'; error: string }
   | { kind: 'retry'; at: number; error: string }
+  /** Leased but never sent (the worker stops): given back as it was. */
+  | { kind: 'release' }
 );
 
 /** A settled request as the batch's results read it. */
@@ -55,20 +59,24 @@ export interface RealtimeQueue {
     deadlineAt: number;
   }): Promise<void>;
   /**
-   * Leases due requests of an endpoint, no more than leave its live leases (every worker's) at
-   * `maxConcurrency`, in one transaction that holds the endpoint's row; requests past their
-   * deadline become `expired` in it. `inFlight`: the live leases before this claim.
+   * One transaction: stores how requests ended (each only under this worker's lease, so each
+   * request is answered once); leases up to `limit` due requests of the endpoint (one past its
+   * deadline becomes `expired` instead); then holds as many of the endpoint's `maxConcurrency`
+   * slots as this worker has requests leased, releasing the rest. Resolves to the requests leased
+   * and the slots held (each until `now + slotLeaseMs`).
    */
-  claim(input: {
+  settleAndClaim(input: {
+    workerId: string;
+    now: number;
+    settlements: readonly Settlement[];
     endpoint: string;
     maxConcurrency: number;
     limit: number;
-    workerId: string;
-    now: number;
-    leaseMs: number;
-  }): Promise<{ claimed: ClaimedRequest[]; inFlight: number }>;
-  /** Stores how sent requests ended, in one transaction; a request whose lease this worker lost is left alone. */
-  settle(workerId: string, settlements: readonly Settlement[], now: number): Promise<void>;
+    requestLeaseMs: number;
+    slotLeaseMs: number;
+    /** The first write of a runner makes the endpoint's slot rows (there may be more since the catalog changed). */
+    ensureSlots: boolean;
+  }): Promise<{ claimed: ClaimedRequest[]; slots: number }>;
   /** When the endpoint next has a request to send (a due try, or a lease that lapses); null: none queued. */
   nextDueAt(endpoint: string): Promise<number | null>;
   /** Requests of the batch still queued, and the earliest due time among them (in flight: due). */

@@ -46,7 +46,7 @@ export interface Schema {
   compat_file_chunks: CompatFileChunksTable;
   recoveries: RecoveriesTable;
   realtime_requests: RealtimeRequestsTable;
-  realtime_endpoints: RealtimeEndpointsTable;
+  realtime_slots: RealtimeSlotsTable;
 }
 
 export interface ProjectsTable {
@@ -477,7 +477,10 @@ export interface RealtimeRequestsTable {
   updated_at: number;
 }
 
-/** One row per endpoint, locked by each claim (migration 024). */
-export interface RealtimeEndpointsTable {
-  name: string;
+/** The slots of an endpoint: `max_concurrency` rows, each held by one worker under a lease (migration 024). */
+export interface RealtimeSlotsTable {
+  endpoint: string;
+  slot: number;
+  locked_by: string | null;
+  locked_until: number | null;
 }

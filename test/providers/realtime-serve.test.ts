@@ -94,7 +94,7 @@ for (const backend of await backends({ childProcesses: true })) {
       await api.stop('SIGTERM');
     });
 
-    test('a worker SIGKILLed mid-batch loses nothing; at most the requests in flight are sent twice', async () => {
+    test('a worker SIGKILLed mid-batch loses nothing; only requests in flight are sent twice', async () => {
       // timeout 400 ms: a request's lease is 800 ms, and a batch's 2 s, so the restarted worker
       // takes the lost work over soon.
       const env = { ...envFor(4, 400), BARGE_LEASE_MS: '2000' };
@@ -125,7 +125,10 @@ for (const backend of await backends({ childProcesses: true })) {
       });
       const twice = texts.filter((t) => emu.tries(t) > 1);
       assert.ok(texts.every((t) => emu.tries(t) <= 2));
-      assert.ok(twice.length <= 4, `sent twice: ${twice.join(', ')} (max_concurrency is 4)`);
+      // In flight at the kill: sent (at most max_concurrency, 4) or answered with the answer not yet
+      // stored (the write that stores it takes milliseconds; at 150 ms a request, a few at most).
+      assert.ok(twice.length <= 8, `sent twice: ${twice.join(', ')} (max_concurrency is 4)`);
+      assert.ok(texts.filter((t) => emu.tries(t) === 1).length >= 22);
       await api.stop('SIGTERM');
     });
   });

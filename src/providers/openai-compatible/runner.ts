@@ -1,11 +1,14 @@
 /**
- * The endpoint runner: in each worker, one loop per enabled endpoint claims that endpoint's due
- * requests (as many as leave every worker's requests in flight at its max_concurrency: the claim
- * counts the live leases in the database), sends them at once without waiting on each other, and
- * stores how each ended; answers that end together are stored in one transaction. A request is
- * leased for the endpoint's timeout plus a margin before it is sent: a worker that dies mid-request
- * lets the lease lapse, and the request is sent again, so at most the requests in flight at a
- * crash are sent twice; an answer is stored only under its lease, so each is stored once.
+ * The endpoint runner: in each worker, one per enabled endpoint. It leases due requests and holds
+ * slots of the endpoint (store/realtime/claim.ts: `max_concurrency` slots across every worker),
+ * and sends a leased request whenever one of its slots is free, without waiting on the others or
+ * on the database: an answer frees its slot for the next leased request at once, and the outcomes
+ * that ended meanwhile are stored, with the next leases, in one transaction.
+ *
+ * Crash safety: a request is leased before it is sent and its outcome stored only under that
+ * lease, so each is answered once in the results. A worker that dies lets its leases lapse; the
+ * requests it had sent are sent again, so at most the requests in flight at a crash are sent twice
+ * (those it had leased but not sent were never sent).
  */
 import type { Clock } from '../../domain/clock.js';
 import {
@@ -29,12 +32,24 @@ const OTHERS_FULL_RECHECK_MS = 100;
 const IDLE_RECHECK_MS = 1_000;
 
 /**
- * A request's lease: the endpoint's timeout (the send is abandoned then) plus a margin to store
- * the outcome, at most 10 s, never more than the timeout itself, so a short test timeout makes a
- * short lease.
+ * The margin past the endpoint's timeout (the send is abandoned then) to store the outcome: at most
+ * 10 s, never more than the timeout itself, so a short test timeout makes short leases.
  */
-export function leaseMsOf(endpoint: Endpoint): number {
-  return endpoint.timeoutMs + Math.min(10_000, endpoint.timeoutMs);
+function marginMs(endpoint: Endpoint): number {
+  return Math.min(10_000, endpoint.timeoutMs);
+}
+
+/** A slot's lease, renewed by every write: a send starts only while its timeout fits in it. */
+export function slotLeaseMsOf(endpoint: Endpoint): number {
+  return endpoint.timeoutMs + marginMs(endpoint);
+}
+
+/**
+ * A request's lease: it waits at most one request's time for a slot (the runner leases no more
+ * than one request behind each slot), then is sent, with the margin to store its outcome.
+ */
+export function requestLeaseMsOf(endpoint: Endpoint): number {
+  return 2 * endpoint.timeoutMs + marginMs(endpoint);
 }
 
 /** The wait before try `attempts + 1`: exponential from 1 s, with ±25 % jitter so retries of a burst spread out. */
@@ -73,9 +88,17 @@ export interface RunnerDeps {
 /** One endpoint's requests in this worker. */
 class EndpointRunner {
   readonly loop: Loop;
-  private readonly inFlight = new Set<Promise<void>>();
+  /** Sends in flight, each until its outcome is handed to the writes. */
+  private readonly inFlight = new Map<object, Promise<void>>();
+  /** Leased, waiting for a slot. */
+  private waiting: ClaimedRequest[] = [];
+  /** Slots held, and until when (a send starts only while its timeout fits). */
+  private slots = 0;
+  private slotsUntil = 0;
   private pending: { settlement: Settlement; stored: () => void }[] = [];
-  private flushing: Promise<void> | null = null;
+  private writing: Promise<void> | null = null;
+  private slotsMade = false;
+  private stopping = false;
 
   constructor(
     private readonly endpoint: Endpoint,
@@ -85,90 +108,134 @@ class EndpointRunner {
     this.loop = new Loop(`realtime:${endpoint.name}`, () => this.step(), { clock, log, metrics, idleMaxMs });
   }
 
-  /** Claims into this worker's free room and starts the sends; sleeps until a settle, a due try, or a lapsing lease. */
+  /**
+   * A write that leases what is due and takes slots for it; the writes that store answers do the
+   * same as they go, so this runs when woken (a batch stored), when a retry falls due, or to look
+   * again while other workers hold every slot.
+   */
   async step(): Promise<StepOutcome> {
-    const started = await this.claimAndSend();
-    if (started.count > 0) return { didWork: true, nextAt: null };
+    await this.write();
     const now = this.deps.clock.now();
-    // Own requests in flight: their settles wake the loop. Every slot held by other workers:
-    // their settles do not reach this process, so look again shortly.
+    // Busy: the writes that follow the answers lease what comes next.
     if (this.inFlight.size > 0) return { didWork: false, nextAt: null };
-    if (started.full) return { didWork: false, nextAt: now + OTHERS_FULL_RECHECK_MS };
+    // Leased, but no slot: other workers hold them all, and their answers do not reach this process.
+    if (this.waiting.length > 0) return { didWork: false, nextAt: now + OTHERS_FULL_RECHECK_MS };
+    // Otherwise look again when the next try is due, and within a second for batches other
+    // workers submit.
     const due = await this.deps.queue.nextDueAt(this.endpoint.name);
-    return { didWork: false, nextAt: Math.min(due ?? Number.POSITIVE_INFINITY, now + IDLE_RECHECK_MS) };
+    return { didWork: false, nextAt: Math.max(now, Math.min(due ?? Number.POSITIVE_INFINITY, now + IDLE_RECHECK_MS)) };
   }
 
-  /** Tests: claims and sends until nothing is due, each round waited for; whether anything was sent. */
+  /** Tests: leases and sends until nothing is due, each round waited for; whether anything was sent. */
   async runOnce(): Promise<boolean> {
     let any = false;
     for (;;) {
-      const { count } = await this.claimAndSend();
-      await this.drain();
-      if (count === 0) return any;
+      await this.write();
+      if (this.inFlight.size === 0 && this.waiting.length === 0) return any;
       any = true;
+      await this.drain();
     }
   }
 
-  /** Waits for the sends in flight and their settles. */
+  /** Waits for the sends in flight and the writes of their outcomes. */
   async drain(): Promise<void> {
-    while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
+    while (this.inFlight.size > 0 || this.writing) await Promise.all([...this.inFlight.values(), this.writing]);
   }
 
-  private async claimAndSend(): Promise<{ count: number; full: boolean }> {
-    const room = this.endpoint.maxConcurrency - this.inFlight.size;
-    if (room <= 0) return { count: 0, full: true };
-    const { claimed, inFlight } = await this.deps.queue.claim({
-      endpoint: this.endpoint.name,
-      maxConcurrency: this.endpoint.maxConcurrency,
-      limit: room,
-      workerId: this.deps.workerId,
-      now: this.deps.clock.now(),
-      leaseMs: leaseMsOf(this.endpoint),
+  /** No more leases or sends; what was leased and not sent is given back by the last write. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.drain();
+    await this.write();
+  }
+
+  /**
+   * Stores the outcomes pending, leases enough to keep every slot busy with one request waiting
+   * behind each, and takes the slots for them; then sends what the slots allow. One at a time.
+   */
+  private write(): Promise<void> {
+    this.writing ??= this.writeAll().finally(() => {
+      this.writing = null;
+      // An outcome handed over after the last round looked: it gets a round of its own.
+      if (this.pending.length > 0) void this.write();
     });
-    for (const request of claimed) this.send(request);
-    return { count: claimed.length, full: inFlight >= this.endpoint.maxConcurrency };
+    return this.writing;
   }
 
-  private send(request: ClaimedRequest): void {
-    const { clock, log, metrics } = this.deps;
-    const labels = { endpoint: this.endpoint.name };
-    const done: Promise<void> = (async () => {
-      const outcome = await sendChatCompletion(this.endpoint, request, () => clock.now());
-      metrics.count('barge_realtime_requests_total', { ...labels, outcome: outcome.kind });
-      await this.store(settlementOf(request, outcome, clock.now()));
-    })()
-      .catch((err: unknown) => log.error({ endpoint: this.endpoint.name, err }, 'a real-time request failed'))
-      .finally(() => {
-        this.inFlight.delete(done);
-        this.loop.wake();
-      });
-    this.inFlight.add(done);
-  }
-
-  /** Resolves once the settlement is committed (with whatever else ended meanwhile). */
-  private store(settlement: Settlement): Promise<void> {
-    return new Promise((stored) => {
-      this.pending.push({ settlement, stored });
-      this.flushing ??= this.flush();
-    });
-  }
-
-  private async flush(): Promise<void> {
-    while (this.pending.length > 0) {
+  private async writeAll(): Promise<void> {
+    do {
       const group = this.pending.splice(0);
+      const released: Settlement[] = this.stopping
+        ? this.waiting.splice(0).map((r) => ({ batchId: r.batchId, customId: r.customId, kind: 'release' as const }))
+        : [];
+      const { queue, clock, workerId } = this.deps;
+      const { maxConcurrency } = this.endpoint;
+      const now = clock.now();
+      const limit = this.stopping ? 0 : Math.max(0, 2 * maxConcurrency - this.inFlight.size - this.waiting.length);
       try {
-        await this.deps.queue.settle(
-          this.deps.workerId,
-          group.map((p) => p.settlement),
-          this.deps.clock.now(),
-        );
+        const { claimed, slots } = await queue.settleAndClaim({
+          workerId,
+          now,
+          settlements: [...group.map((p) => p.settlement), ...released],
+          endpoint: this.endpoint.name,
+          maxConcurrency,
+          limit,
+          requestLeaseMs: requestLeaseMsOf(this.endpoint),
+          slotLeaseMs: slotLeaseMsOf(this.endpoint),
+          ensureSlots: !this.slotsMade,
+        });
+        this.slotsMade = true;
+        this.slots = slots;
+        this.slotsUntil = now + slotLeaseMsOf(this.endpoint);
+        this.waiting.push(...claimed);
       } catch (err) {
         // Not stored: the leases lapse and the requests are sent again (at most twice in all).
         this.deps.log.warn({ endpoint: this.endpoint.name, err }, 'could not store real-time answers');
       }
       for (const p of group) p.stored();
+      this.sendWhatFits();
+    } while (this.pending.length > 0);
+  }
+
+  /** Sends waiting requests into the free slots, while a send's timeout fits in the slots' lease. */
+  private sendWhatFits(): void {
+    const now = this.deps.clock.now();
+    const { timeoutMs } = this.endpoint;
+    while (!this.stopping && this.inFlight.size < this.slots && now + timeoutMs <= this.slotsUntil) {
+      const request = this.waiting.shift();
+      if (!request) return;
+      // Leased too long ago to be answered and stored under the lease: another worker may take it.
+      if (now + timeoutMs + marginMs(this.endpoint) / 2 > request.leasedUntil) continue;
+      this.send(request);
     }
-    this.flushing = null;
+  }
+
+  private send(request: ClaimedRequest): void {
+    const { clock, log, metrics } = this.deps;
+    const slot = {};
+    const done = (async () => {
+      const outcome = await sendChatCompletion(this.endpoint, request, () => clock.now());
+      metrics.count('barge_realtime_requests_total', { endpoint: this.endpoint.name, outcome: outcome.kind });
+      const stored = this.store(settlementOf(request, outcome, clock.now()));
+      // The slot is free: the next waiting request goes now, not after the write.
+      this.inFlight.delete(slot);
+      this.sendWhatFits();
+      await stored;
+    })()
+      .catch((err: unknown) => log.error({ endpoint: this.endpoint.name, err }, 'a real-time request failed'))
+      .finally(() => {
+        this.inFlight.delete(slot);
+        if (this.inFlight.size === 0 && this.waiting.length === 0) this.loop.wake();
+      });
+    this.inFlight.set(slot, done);
+  }
+
+  /** Resolves once the outcome is committed, with whatever else ended meanwhile. */
+  private store(settlement: Settlement): Promise<void> {
+    return new Promise((stored) => {
+      this.pending.push({ settlement, stored });
+      void this.write();
+    });
   }
 }
 
@@ -194,10 +261,13 @@ export class RealtimeRunner {
     return worked.some(Boolean);
   }
 
-  /** Stops claiming, and waits (bounded) for the requests in flight to be answered and stored. */
+  /**
+   * Stops leasing, and waits (bounded) for the requests in flight to be answered and stored; what
+   * was leased and not sent is given back.
+   */
   async stop(graceMs: number): Promise<void> {
     await Promise.all(this.loops.map((loop) => loop.stop()));
-    const drained = Promise.all([...this.runners.values()].map((r) => r.drain()));
-    await Promise.race([drained, new Promise((resolve) => setTimeout(resolve, graceMs).unref())]);
+    const stopped = Promise.all([...this.runners.values()].map((r) => r.stop()));
+    await Promise.race([stopped, new Promise((resolve) => setTimeout(resolve, graceMs).unref())]);
   }
 }

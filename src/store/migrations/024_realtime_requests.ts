@@ -3,13 +3,12 @@ import { type Kysely, sql } from 'kysely';
 /**
  * Batches over a real-time endpoint (decisions.md, "Batches over a real-time endpoint"):
  *
- * - `realtime_requests`: each request of an `openai-compatible` batch, sent one by one by the
- *   endpoint runner under a lease (`locked_by`, `locked_until`: the endpoint's timeout plus a
- *   margin) and settled with the endpoint's answer or error. A queued request with a live lease is
- *   in flight; the live leases of an endpoint are what its `max_concurrency` bounds.
- * - `realtime_endpoints`: one row per endpoint name, locked by every claim (FOR UPDATE on
- *   PostgreSQL; SQLite's write lock), so claims of one endpoint take turns and never together pass
- *   its max_concurrency.
+ * - `realtime_requests`: each request of an `openai-compatible` batch, leased by an endpoint runner
+ *   (`locked_by`, `locked_until`) before it is sent, and settled with the endpoint's answer or
+ *   error under that lease.
+ * - `realtime_slots`: `max_concurrency` rows per endpoint; a worker sends a request only in a slot
+ *   it holds under a lease (claimed FOR UPDATE SKIP LOCKED on PostgreSQL; SQLite's write lock is
+ *   the database's), so every worker together never has more requests in flight than the slots.
  * The state list is a frozen copy, never an import of live code.
  */
 const STATES = ['queued', 'answered', 'failed', 'expired', 'canceled'];
@@ -42,15 +41,19 @@ export async function up(db: Kysely<any>): Promise<void> {
     .columns(['endpoint', 'next_attempt_at'])
     .where(sql<boolean>`state = 'queued'`)
     .execute();
-  // An endpoint's requests in flight: only leased rows carry locked_until (a settle clears it).
+  // A worker's leased requests: only leased rows carry locked_by (a settle clears it).
   await db.schema
     .createIndex('realtime_requests_leased')
     .on('realtime_requests')
-    .columns(['endpoint', 'locked_until'])
-    .where(sql<boolean>`locked_until is not null`)
+    .columns(['endpoint', 'locked_by'])
+    .where(sql<boolean>`locked_by is not null`)
     .execute();
   await db.schema
-    .createTable('realtime_endpoints')
-    .addColumn('name', 'text', (c) => c.primaryKey())
+    .createTable('realtime_slots')
+    .addColumn('endpoint', 'text', (c) => c.notNull())
+    .addColumn('slot', 'integer', (c) => c.notNull())
+    .addColumn('locked_by', 'text')
+    .addColumn('locked_until', 'bigint')
+    .addPrimaryKeyConstraint('realtime_slots_pk', ['endpoint', 'slot'])
     .execute();
 }

@@ -9,14 +9,12 @@ import {
   realtimeBatchResults,
   removeRealtimeRequests,
 } from './batch-requests.js';
-import { claimRealtimeRequests } from './claim.js';
-import { settleRealtimeRequests } from './settle.js';
+import { settleAndClaimRealtime } from './claim.js';
 
 export function realtimeQueue(database: Database): RealtimeQueue {
   return {
     enqueue: (input) => enqueueRealtimeRequests(database, input),
-    claim: (input) => claimRealtimeRequests(database, input),
-    settle: (workerId, settlements, now) => settleRealtimeRequests(database, workerId, settlements, now),
+    settleAndClaim: (input) => settleAndClaimRealtime(database, input),
     nextDueAt: (endpoint) => nextRealtimeDueAt(database, endpoint),
     progress: (batchId) => realtimeBatchProgress(database, batchId),
     results: (batchId) => realtimeBatchResults(database, batchId),
