@@ -17,6 +17,7 @@ import { harness } from '../helpers/harness.js';
 import { settleCargo } from '../helpers/pipeline.js';
 import { REALTIME_MODEL, REALTIME_PRICES, realtimeBody, realtimeConfig, SERVED_MODEL } from '../helpers/realtime.js';
 import { type RealtimeEmulator, startRealtimeEmulator } from '../helpers/realtime-emulator.js';
+import { startReceiver } from '../helpers/receiver.js';
 
 const API_KEY = 'sk-gpu-one-key';
 
@@ -151,6 +152,27 @@ for (const backend of await backends()) {
       const result = await fetchResult(h.app, key, id);
       assert.equal(result.success, false);
       assert.equal(result.error_message, "BadRequestError: This model's maximum context length is 8192 tokens");
+    });
+
+    test('a webhook delivers the answer as for any provider', async () => {
+      const receiver = await startReceiver();
+      try {
+        const id = await load({ ...realtimeBody('webhook please'), callback_url: `${receiver.url}/hook` });
+        await settle([id]);
+        for (let i = 0; i < 10 && receiver.received.length === 0; i++) {
+          clock.advance(1000);
+          await worker.runUntilIdle();
+        }
+        assert.equal(receiver.received.length, 1);
+        assert.equal((await storedCargo(h.db.database, id)).status, 'callback_delivered');
+        const body = JSON.parse(receiver.received[0]?.body ?? '{}');
+        assert.equal(body.cargo_id, id);
+        assert.equal(body.success, true);
+        assert.deepEqual(body.response, (await fetchResult(h.app, key, id)).response);
+        assert.deepEqual(body.response.content, [{ type: 'text', text: 'echo: webhook please' }]);
+      } finally {
+        await receiver.close();
+      }
     });
 
     test('a request still failing 24 h after submit expires', async () => {
