@@ -94,6 +94,50 @@ for (const backend of await backends({ childProcesses: true })) {
       await api.stop('SIGTERM');
     });
 
+    test('a worker stopped with SIGTERM mid-batch finishes what it sent and gives back the rest: none sent twice', async () => {
+      const env = { ...envFor(4, 2_000), BARGE_LEASE_MS: '2000' };
+      const [{ url, child: api }, first] = await Promise.all([h.serve('api', env), h.serve('worker', env)]);
+      const { key } = await createProjectWithKey(h.db.database);
+      emu.setLatency(300);
+      const texts = Array.from({ length: 20 }, (_, i) => `term ${i}`);
+      const ids: string[] = [];
+      for (const text of texts) ids.push(await loadOverHttp(url as string, key, realtimeBody(text)));
+      await waitFor(
+        'some requests sent',
+        () => texts.filter((t) => emu.tries(t) > 0).length,
+        (n) => n >= 6,
+        {
+          timeoutMs: 20_000,
+          intervalMs: 10,
+        },
+      );
+      await first.child.stop('SIGTERM');
+      // Nothing is left leased: neither a request nor a slot.
+      const read = h.db.database.read;
+      const leased = await read
+        .selectFrom('realtime_requests')
+        .select('custom_id')
+        .where('locked_by', 'is not', null)
+        .execute();
+      const slots = await read.selectFrom('realtime_slots').select('slot').where('locked_by', 'is not', null).execute();
+      assert.deepEqual([leased, slots], [[], []]);
+      await h.serve('worker', env);
+      const done = await waitFor(
+        'every cargo answered after the restart',
+        () => results(url as string, key, ids),
+        (all) => all.every((r) => r.status === 200),
+        { timeoutMs: 30_000, intervalMs: 200 },
+      );
+      emu.setLatency(0);
+      assert.ok(done.every((r) => r.body?.success === true));
+      assert.deepEqual(
+        texts.filter((t) => emu.tries(t) !== 1),
+        [],
+        'each request sent once',
+      );
+      await api.stop('SIGTERM');
+    });
+
     test('a worker SIGKILLed mid-batch loses nothing; only requests in flight are sent twice', async () => {
       // timeout 400 ms: a request's lease is 800 ms, and a batch's 2 s, so the restarted worker
       // takes the lost work over soon.
