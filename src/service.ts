@@ -151,10 +151,11 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
   if (role === 'all' || role === 'worker') {
     // The openai-compatible provider's requests are rows this worker's runner sends.
     const endpoints = enabledEndpoints(config);
+    const queue = realtimeQueue(database);
     const realtime =
       endpoints.size > 0
         ? new RealtimeRunner(endpoints.values(), {
-            queue: realtimeQueue(database),
+            queue,
             clock,
             workerId,
             log: log('realtime'),
@@ -165,7 +166,7 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
     const providers = buildProviders(
       config,
       clock,
-      realtime ? { queue: realtimeQueue(database), onEnqueued: (endpoint) => realtime.wake(endpoint) } : null,
+      realtime ? { queue, onEnqueued: (endpoint) => realtime.wake(endpoint) } : null,
     );
     for (const provider of deps.providers ?? []) providers.set(provider.name, provider);
     // A call past its deadline counts as a failed call in the metrics.
