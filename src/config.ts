@@ -2,7 +2,15 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
-import { type ModelCatalog, ModelCatalogError, type ProviderName, parseModelCatalog } from './domain/model-catalog.js';
+import {
+  type CatalogEndpoint,
+  type ModelCatalog,
+  ModelCatalogError,
+  type ProviderName,
+  parseModelCatalog,
+  REALTIME_PROVIDER,
+} from './domain/model-catalog.js';
+import { endpointEnabledKey } from './domain/model-routing.js';
 import { BUCKET_NAME_RULES, bucketNameProblem } from './domain/object-target.js';
 import { DEFAULT_RETRY_DELAYS_MS, parseRetryDelays } from './domain/retry-schedule.js';
 import { parseSecretKey } from './domain/secret-box.js';
@@ -145,6 +153,16 @@ export interface ProvidersConfig {
   openai: { apiKey: string; baseUrl: string } | null;
   /** Enabled by BARGE_BEDROCK_ROLE_ARN and BARGE_BEDROCK_S3_URI together; credentials from the AWS chain. */
   bedrock: BedrockConfig | null;
+  /**
+   * The catalog's endpoints that are enabled (its api_key_env unset in the catalog, or set in the
+   * environment), by name; null when none is.
+   */
+  openaiCompatible: { endpoints: Readonly<Record<string, EndpointConfig>> } | null;
+}
+
+/** A catalog endpoint with its key read from the environment (null: it takes none). */
+export interface EndpointConfig extends CatalogEndpoint {
+  apiKey: string | null;
 }
 
 export interface BedrockConfig {
@@ -164,12 +182,19 @@ export interface BedrockConfig {
   maxJobs: number;
 }
 
-/** The providers this deployment routes to: svc-mock's always, and each real one whose settings are present. */
-export function enabledProviders(providers: ProvidersConfig): Set<ProviderName> {
-  const enabled = new Set<ProviderName>(['mock']);
+/**
+ * The providers this deployment routes to: svc-mock's always, and each real one whose settings are
+ * present; for `openai-compatible`, also each enabled endpoint (model-routing.ts EnabledRoutes).
+ */
+export function enabledProviders(providers: ProvidersConfig): Set<string> {
+  const enabled = new Set<string>(['mock']);
   if (providers.anthropic) enabled.add('anthropic');
   if (providers.openai) enabled.add('openai');
   if (providers.bedrock) enabled.add('bedrock');
+  if (providers.openaiCompatible) {
+    enabled.add(REALTIME_PROVIDER);
+    for (const name of Object.keys(providers.openaiCompatible.endpoints)) enabled.add(endpointEnabledKey(name));
+  }
   return enabled;
 }
 
@@ -178,6 +203,7 @@ export const PROVIDER_ENABLED_BY: Readonly<Record<Exclude<ProviderName, 'mock'>,
   anthropic: ['ANTHROPIC_API_KEY'],
   openai: ['OPENAI_API_KEY'],
   bedrock: ['BARGE_BEDROCK_ROLE_ARN', 'BARGE_BEDROCK_S3_URI'],
+  'openai-compatible': ['an endpoint in BARGE_MODELS_FILE (with its api_key_env, if it names one)'],
 });
 
 export interface AwsEndpoints {
@@ -202,6 +228,7 @@ export function loadConfig(source: Env = process.env): Config {
   };
   const env = oneOf(read, 'BARGE_ENV', ['development', 'production'], 'development');
   const host = hostName(read('HOST') ?? (env === 'development' ? '127.0.0.1' : '0.0.0.0'));
+  const models = modelCatalog(read('BARGE_MODELS_FILE'));
   return {
     env,
     // Development listens on loopback unless told otherwise: its conveniences are for this machine.
@@ -258,8 +285,8 @@ export function loadConfig(source: Env = process.env): Config {
       workerId: read('BARGE_WORKER_ID') ?? null,
     },
     mockLatencyMs: integer(read, 'BARGE_MOCK_LATENCY_MS', 60_000, 0, 86_400_000),
-    models: modelCatalog(read('BARGE_MODELS_FILE')),
-    providers: providerSettings(read),
+    models,
+    providers: { ...providerSettings(read), openaiCompatible: endpointSettings(read, models) },
     delivery: {
       retryDelaysMs: retryDelays(read('BARGE_WEBHOOK_RETRY_DELAYS_MS')),
       webhookTimeoutMs: integer(read, 'BARGE_WEBHOOK_TIMEOUT_MS', 30_000, 100, 300_000),
@@ -426,7 +453,21 @@ function modelCatalog(path: string | undefined): ModelCatalog {
   }
 }
 
-function providerSettings(read: (name: string) => string | undefined): ProvidersConfig {
+/** The catalog's enabled endpoints with their keys (decisions.md): one whose api_key_env is unset here is off. */
+function endpointSettings(
+  read: (name: string) => string | undefined,
+  models: ModelCatalog,
+): ProvidersConfig['openaiCompatible'] {
+  const endpoints: Record<string, EndpointConfig> = {};
+  for (const [name, endpoint] of Object.entries(models.endpoints)) {
+    const key = endpoint.apiKeyEnv === null ? null : apiKey(read, endpoint.apiKeyEnv);
+    if (endpoint.apiKeyEnv !== null && key === null) continue;
+    endpoints[name] = { ...endpoint, apiKey: key };
+  }
+  return Object.keys(endpoints).length === 0 ? null : { endpoints };
+}
+
+function providerSettings(read: (name: string) => string | undefined): Omit<ProvidersConfig, 'openaiCompatible'> {
   const anthropicKey = apiKey(read, 'ANTHROPIC_API_KEY');
   const anthropicUrl = endpointUrl(read, 'ANTHROPIC_BASE_URL') ?? 'https://api.anthropic.com';
   const anthropicVersion = apiVersion(read('BARGE_ANTHROPIC_VERSION') ?? '2023-06-01');

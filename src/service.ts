@@ -21,8 +21,9 @@ import { countCargoMoves } from './pipeline/context.js';
 import { newWorkerId, PipelineWorker } from './pipeline/worker.js';
 import { type Metrics, noMetrics } from './ports.js';
 import { withCallDeadline } from './providers/call-deadline.js';
+import { RealtimeRunner } from './providers/openai-compatible/runner.js';
 import type { Provider } from './providers/provider.js';
-import { buildProviders } from './providers/registry.js';
+import { buildProviders, enabledEndpoints } from './providers/registry.js';
 import { findProjectConnection } from './store/admin/connections.js';
 import { sealPlaintextWebhookSecrets } from './store/admin/projects.js';
 import { cargoInsertStatements, cargoRowBytes, type NewCargo } from './store/cargo/insert.js';
@@ -31,6 +32,7 @@ import { GroupCommitWriter } from './store/group-commit.js';
 import { migrate } from './store/migrate.js';
 import { NEW_CARGO_CHANNEL, newCargoNotice, notifyResultsStored, RESULTS_STORED_CHANNEL } from './store/notify.js';
 import { isDatabaseUnavailable, OUTAGE_RETRY_MS } from './store/outage.js';
+import { realtimeQueue } from './store/realtime/queue.js';
 import { reservedCargoStatements } from './store/spend-usage.js';
 import { acceptedCargoStatements } from './store/storage-usage.js';
 
@@ -147,7 +149,25 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
   let pipeline: PipelineWorker | null = null;
   let delivery: DeliveryWorker | null = null;
   if (role === 'all' || role === 'worker') {
-    const providers = await buildProviders(config, clock);
+    // The openai-compatible provider's requests are rows this worker's runner sends.
+    const endpoints = enabledEndpoints(config);
+    const queue = realtimeQueue(database);
+    const realtime =
+      endpoints.size > 0
+        ? new RealtimeRunner(endpoints.values(), {
+            queue,
+            clock,
+            workerId,
+            log: log('realtime'),
+            metrics,
+            idleMaxMs,
+          })
+        : null;
+    const providers = await buildProviders(
+      config,
+      clock,
+      realtime ? { queue, onEnqueued: (endpoint) => realtime.wake(endpoint) } : null,
+    );
     for (const provider of deps.providers ?? []) providers.set(provider.name, provider);
     // A call past its deadline counts as a failed call in the metrics.
     const deadlineMs = config.pipeline.providerCallTimeoutMs;
@@ -192,6 +212,7 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
       {
         idleMaxMs,
         shutdownGraceMs: 10_000,
+        ...(realtime && { providerLoops: realtime }),
         onResultsStored: () => {
           deliveryWorker.wake();
           notifyResultsStored(database).catch((err: unknown) => {

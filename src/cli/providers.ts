@@ -10,7 +10,7 @@ export function registerProviderCommands(program: Command, run: ConfigCommandCon
   provider
     .command('check <name>')
     .description(
-      'Read-only check that the credentials of a provider work (anthropic, openai, bedrock, or mock/svc-mock): each capability barge needs, tried with a list of one; no database is opened',
+      'Read-only check that the credentials of a provider work (anthropic, openai, bedrock, mock/svc-mock, or openai-compatible: each endpoint reachable, its models listed, the latency): each capability barge needs, tried with a list of one; no database is opened',
     )
     .option('--json', 'print one JSON object')
     .action((name: string, opts: { json?: boolean }) =>

@@ -8,11 +8,16 @@
  *                "prices_usd_per_mtok"?: {"input", "output", "batch_input", "batch_output",
  *                                         "cache_write"?, "cache_write_1h"?, "cache_read"?,
  *                                         "batch_cache_write"?, "batch_cache_write_1h"?, "batch_cache_read"?},
- *                "unsupported_params"?: ["temperature", ...]}]}
+ *                "unsupported_params"?: ["temperature", ...]}],
+ *    "endpoints"?: {"<name>": {"base_url", "api_key_env"?, "max_concurrency", "timeout_ms"}}}
+ *
+ * A route of provider `openai-compatible` names one of the endpoints (`"endpoint": "<name>"`): a
+ * self-hosted OpenAI-compatible server barge runs batches against itself (decisions.md, "Batches
+ * over a real-time endpoint").
  */
 
 /** The providers a route may name; `mock` is svc-mock's. */
-export const PROVIDER_NAMES = ['anthropic', 'openai', 'bedrock', 'mock'] as const;
+export const PROVIDER_NAMES = ['anthropic', 'openai', 'bedrock', 'mock', 'openai-compatible'] as const;
 export type ProviderName = (typeof PROVIDER_NAMES)[number];
 
 /** The optional request parameters a model may refuse (`max_tokens` and `messages` every model takes). */
@@ -43,6 +48,42 @@ export interface CatalogRoute {
   provider: ProviderName;
   /** The id the provider knows the model by. */
   model: string;
+  /** `openai-compatible` only: the catalog endpoint that serves it. */
+  endpoint?: string;
+}
+
+/** A self-hosted OpenAI-compatible server, as the catalog names it. */
+export interface CatalogEndpoint {
+  /** With the API version, e.g. `http://10.0.0.5:8000/v1`; no trailing slash. */
+  baseUrl: string;
+  /** The environment variable holding its key; null: it takes no key (and is always enabled). */
+  apiKeyEnv: string | null;
+  /** Requests in flight to it at once, across every worker of the deployment. */
+  maxConcurrency: number;
+  /** How long one request may take before it is abandoned and retried. */
+  timeoutMs: number;
+}
+
+/** The provider of routes that name an endpoint. */
+export const REALTIME_PROVIDER = 'openai-compatible';
+
+/**
+ * The provider model a cargo of an endpoint route is stored with: the endpoint and the model, so
+ * batches (formed per provider model) never mix endpoints. Endpoint names have no `/`.
+ */
+export function endpointModelKey(endpoint: string, model: string): string {
+  return `${endpoint}/${model}`;
+}
+
+/** The endpoint and model of an endpointModelKey. */
+export function splitEndpointModel(key: string): { endpoint: string; model: string } {
+  const slash = key.indexOf('/');
+  return { endpoint: key.slice(0, slash), model: key.slice(slash + 1) };
+}
+
+/** The provider model a route's cargo are stored with (routes of an endpoint: endpointModelKey). */
+export function routeProviderModel(route: CatalogRoute): string {
+  return route.endpoint === undefined ? route.model : endpointModelKey(route.endpoint, route.model);
 }
 
 export interface CatalogEntry {
@@ -59,6 +100,8 @@ export interface ModelCatalog {
   /** Where it was read from, for messages. */
   source: string;
   entries: readonly CatalogEntry[];
+  /** The self-hosted endpoints by name (none in the shipped catalog). */
+  endpoints: Readonly<Record<string, CatalogEndpoint>>;
 }
 
 /** The model id that is always there and always free; a catalog may not redefine it. */
@@ -118,18 +161,80 @@ export function parseModelCatalog(text: string, fileName: string): ModelCatalog 
     return fail('', 'must be a JSON object with a "models" array');
   }
   for (const key of Object.keys(document)) {
-    if (key !== 'models') fail('', `unknown field "${key}" (only "models" is read)`);
+    if (key !== 'models' && key !== 'endpoints') fail('', `unknown field "${key}" (fields: models, endpoints)`);
   }
+  const endpoints = parseEndpoints(document.endpoints, fail);
   const seen = new Set<string>();
   const entries = document.models.map((raw: unknown, i: number): CatalogEntry => {
     const id = isObject(raw) && typeof raw.id === 'string' ? raw.id : undefined;
     const where = `models[${i}]${id === undefined ? '' : ` (${JSON.stringify(id)})`}`;
     const entry = parseEntry(raw, (problem) => fail(where, problem));
     if (seen.has(entry.id)) fail(where, `id duplicates an earlier entry's`);
+    entry.routes.forEach((route, r) => {
+      if (route.endpoint !== undefined && !(route.endpoint in endpoints)) {
+        fail(where, `routes[${r}].endpoint names "${route.endpoint}", which "endpoints" does not define`);
+      }
+    });
     seen.add(entry.id);
     return entry;
   });
-  return { source: fileName, entries };
+  return { source: fileName, entries, endpoints };
+}
+
+const ENDPOINT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+const ENDPOINT_FIELDS = ['base_url', 'api_key_env', 'max_concurrency', 'timeout_ms'];
+/** Far above what one GPU server takes; a larger figure is a typo. */
+const MAX_ENDPOINT_CONCURRENCY = 4096;
+const MAX_ENDPOINT_TIMEOUT_MS = 3_600_000;
+
+function parseEndpoints(
+  raw: unknown,
+  fail: (where: string, problem: string) => never,
+): Record<string, CatalogEndpoint> {
+  if (raw === undefined) return {};
+  if (!isObject(raw)) return fail('endpoints', 'must be an object of endpoints by name');
+  const endpoints: Record<string, CatalogEndpoint> = {};
+  for (const [name, value] of Object.entries(raw)) {
+    const where = `endpoints.${name}`;
+    if (!ENDPOINT_NAME.test(name)) fail(where, 'the name must be 1-64 letters, digits and . _ -');
+    if (!isObject(value)) return fail(where, `must be an object {${ENDPOINT_FIELDS.join(', ')}}`);
+    for (const key of Object.keys(value)) {
+      if (!ENDPOINT_FIELDS.includes(key)) fail(where, `unknown field "${key}" (fields: ${ENDPOINT_FIELDS.join(', ')})`);
+    }
+    const baseUrl = typeof value.base_url === 'string' ? httpBaseUrl(value.base_url) : null;
+    if (baseUrl === null) fail(where, 'base_url must be an http(s) URL without query or credentials');
+    const keyEnv = value.api_key_env;
+    if (keyEnv !== undefined && (typeof keyEnv !== 'string' || !ENV_NAME.test(keyEnv))) {
+      fail(where, 'api_key_env must be the name of an environment variable');
+    }
+    const integer = (field: string, max: number) => {
+      const n = value[field];
+      if (!Number.isInteger(n) || (n as number) < 1 || (n as number) > max) {
+        fail(where, `${field} must be an integer from 1 to ${max}`);
+      }
+      return n as number;
+    };
+    endpoints[name] = {
+      baseUrl: baseUrl as string,
+      apiKeyEnv: (keyEnv as string | undefined) ?? null,
+      maxConcurrency: integer('max_concurrency', MAX_ENDPOINT_CONCURRENCY),
+      timeoutMs: integer('timeout_ms', MAX_ENDPOINT_TIMEOUT_MS),
+    };
+  }
+  return endpoints;
+}
+
+/** An http(s) URL without query, fragment or credentials, its trailing slashes dropped; null if not one. */
+function httpBaseUrl(raw: string): string | null {
+  try {
+    const url = new URL(raw);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
+    if (url.search || url.hash || url.username || url.password) return null;
+    return raw.replace(/\/+$/, '');
+  } catch {
+    return null;
+  }
 }
 
 function parseEntry(raw: unknown, fail: (problem: string) => never): CatalogEntry {
@@ -160,7 +265,14 @@ function parseEntry(raw: unknown, fail: (problem: string) => never): CatalogEntr
     id: modelId,
     routes,
     maxOutputTokens: (maxOutputTokens as number | undefined) ?? null,
-    prices: raw.prices_usd_per_mtok === undefined ? null : parsePrices(raw.prices_usd_per_mtok, fail),
+    prices:
+      raw.prices_usd_per_mtok === undefined
+        ? null
+        : parsePrices(
+            raw.prices_usd_per_mtok,
+            fail,
+            routes.every((route) => route.provider === REALTIME_PROVIDER),
+          ),
     unsupportedParams: raw.unsupported_params === undefined ? [] : parseUnsupported(raw.unsupported_params, fail),
   };
 }
@@ -168,19 +280,35 @@ function parseEntry(raw: unknown, fail: (problem: string) => never): CatalogEntr
 function parseRoute(raw: unknown, fail: (problem: string) => never): CatalogRoute {
   if (!isObject(raw)) return fail(' must be an object {"provider", "model"}');
   for (const key of Object.keys(raw)) {
-    if (key !== 'provider' && key !== 'model') fail(`: unknown field "${key}" (fields: provider, model)`);
+    if (key !== 'provider' && key !== 'model' && key !== 'endpoint') {
+      fail(`: unknown field "${key}" (fields: provider, model, endpoint)`);
+    }
   }
-  const { provider, model } = raw;
+  const { provider, model, endpoint } = raw;
+  if (provider === REALTIME_PROVIDER && typeof endpoint !== 'string') {
+    fail(`.endpoint must name one of "endpoints" for provider ${REALTIME_PROVIDER}`);
+  }
+  if (provider !== REALTIME_PROVIDER && endpoint !== undefined) {
+    fail(`.endpoint is only for provider ${REALTIME_PROVIDER}`);
+  }
   if (typeof provider !== 'string' || !(PROVIDER_NAMES as readonly string[]).includes(provider)) {
     fail(`.provider must be one of ${PROVIDER_NAMES.join(', ')}`);
   }
   if (typeof model !== 'string' || !PROVIDER_MODEL_PATTERN.test(model)) {
     fail(".model must be the provider's model id (letters, digits and . _ : / @ + -, at most 2048)");
   }
-  return { provider: provider as ProviderName, model: model as string };
+  return {
+    provider: provider as ProviderName,
+    model: model as string,
+    ...(typeof endpoint === 'string' && { endpoint }),
+  };
 }
 
-function parsePrices(raw: unknown, fail: (problem: string) => never): ModelPrices {
+/**
+ * `realtimeOnly`: every route is an endpoint's, which is billed at the real-time prices (there is
+ * no batch discount), so the batch prices may be left out.
+ */
+function parsePrices(raw: unknown, fail: (problem: string) => never, realtimeOnly: boolean): ModelPrices {
   if (!isObject(raw)) return fail(`prices_usd_per_mtok must be an object {${PRICE_FIELDS.join(', ')}, ...}`);
   for (const key of Object.keys(raw)) {
     if (!ALL_PRICE_FIELDS.includes(key)) {
@@ -195,7 +323,10 @@ function parsePrices(raw: unknown, fail: (problem: string) => never): ModelPrice
     return value as number;
   };
   const prices = {} as ModelPrices;
-  for (const field of PRICE_FIELDS) prices[field] = price(field);
+  for (const field of PRICE_FIELDS) {
+    const realtime = field === 'batch_input' ? 'input' : field === 'batch_output' ? 'output' : null;
+    prices[field] = realtimeOnly && realtime !== null && raw[field] === undefined ? price(realtime) : price(field);
+  }
   for (const [field, fallback] of Object.entries(CACHE_PRICE_FIELDS) as [keyof ModelPrices, keyof ModelPrices][]) {
     prices[field] = raw[field] === undefined ? prices[fallback] : price(field);
   }
@@ -225,7 +356,7 @@ export function entryForRoute(
   providerModel: string,
 ): CatalogEntry | undefined {
   return catalog.entries.find((entry) =>
-    entry.routes.some((route) => route.provider === provider && route.model === providerModel),
+    entry.routes.some((route) => route.provider === provider && routeProviderModel(route) === providerModel),
   );
 }
 
@@ -243,7 +374,23 @@ export interface CargoModel {
  */
 export function billedPrices(provider: string, entry: CatalogEntry | null | undefined): ModelPrices | null {
   if (provider === 'mock') return MOCK_PRICES;
-  return entry?.prices ?? null;
+  const prices = entry?.prices ?? null;
+  return prices !== null && provider === REALTIME_PROVIDER ? realtimePrices(prices) : prices;
+}
+
+/**
+ * What an endpoint's requests are billed at: the real-time prices in the batch prices' place, as
+ * barge runs them one by one (decisions.md: `cost_usd` = `standard_cost_usd`).
+ */
+function realtimePrices(prices: ModelPrices): ModelPrices {
+  return {
+    ...prices,
+    batch_input: prices.input,
+    batch_output: prices.output,
+    batch_cache_write: prices.cache_write,
+    batch_cache_write_1h: prices.cache_write_1h,
+    batch_cache_read: prices.cache_read,
+  };
 }
 
 /**

@@ -10,15 +10,36 @@
  */
 import {
   type CatalogEntry,
+  type CatalogRoute,
   entryForRoute,
   MOCK_MODEL_ID,
   type ModelCatalog,
   type ProviderName,
+  REALTIME_PROVIDER,
+  routeProviderModel,
 } from './model-catalog.js';
+
+/**
+ * What is enabled in a deployment: provider names, and for the `openai-compatible` provider each
+ * enabled endpoint as endpointEnabledKey(name) (an endpoint is enabled on its own, by its key).
+ */
+export type EnabledRoutes = ReadonlySet<string>;
+
+/** How an enabled endpoint is named in EnabledRoutes. */
+export function endpointEnabledKey(endpoint: string): string {
+  return `${REALTIME_PROVIDER}:${endpoint}`;
+}
+
+/** Whether a catalog route can be taken here: its provider enabled, and its endpoint when it names one. */
+export function routeEnabled(route: CatalogRoute, enabled: EnabledRoutes): boolean {
+  if (route.endpoint !== undefined) return enabled.has(endpointEnabledKey(route.endpoint));
+  return enabled.has(route.provider);
+}
 
 /** Where a model id goes: the provider, the id that provider knows it by, and its catalog entry if any. */
 export interface ModelRoute {
   provider: ProviderName;
+  /** For an endpoint's route, the endpoint and the model (endpointModelKey). */
   providerModel: string;
   /** The catalog's entry for it (by id, or by a route equal to a qualified name); null when none. */
   entry: CatalogEntry | null;
@@ -27,7 +48,7 @@ export interface ModelRoute {
 /** What routing looks at in a deployment: its catalog and the providers enabled in it. */
 export interface RoutingTable {
   catalog: ModelCatalog;
-  enabled: ReadonlySet<ProviderName>;
+  enabled: EnabledRoutes;
 }
 
 export type RouteProblem =
@@ -49,14 +70,15 @@ function isBedrockModelArn(model: string): boolean {
   return model.length <= 2048 && BEDROCK_ARN.test(model);
 }
 
-export function routeModel(model: string, catalog: ModelCatalog, enabled: ReadonlySet<ProviderName>): Routing {
+export function routeModel(model: string, catalog: ModelCatalog, enabled: EnabledRoutes): Routing {
   if (model === MOCK_MODEL_ID) {
     return { ok: true, route: { provider: 'mock', providerModel: MOCK_MODEL_ID, entry: null } };
   }
   const entry = catalog.entries.find((e) => e.id === model);
   if (entry) {
-    const route = entry.routes.find((r) => enabled.has(r.provider));
-    if (route) return { ok: true, route: { provider: route.provider, providerModel: route.model, entry } };
+    const route = entry.routes.find((r) => routeEnabled(r, enabled));
+    if (route)
+      return { ok: true, route: { provider: route.provider, providerModel: routeProviderModel(route), entry } };
     return notEnabled(model, [...new Set(entry.routes.map((r) => r.provider))]);
   }
   const named = providerNamed(model);
@@ -67,10 +89,7 @@ export function routeModel(model: string, catalog: ModelCatalog, enabled: Readon
 }
 
 /** The catalog's models that this deployment can serve, each with its route, after svc-mock. */
-export function routableModels(
-  catalog: ModelCatalog,
-  enabled: ReadonlySet<ProviderName>,
-): { id: string; route: ModelRoute }[] {
+export function routableModels(catalog: ModelCatalog, enabled: EnabledRoutes): { id: string; route: ModelRoute }[] {
   const models: { id: string; route: ModelRoute }[] = [
     { id: MOCK_MODEL_ID, route: { provider: 'mock', providerModel: MOCK_MODEL_ID, entry: null } },
   ];

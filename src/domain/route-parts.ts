@@ -7,6 +7,16 @@ import type { FieldError } from './errors.js';
 import type { ProviderName } from './model-catalog.js';
 import type { PartSeen, RequestPart } from './request-rules.js';
 
+/** What a `/chat/completions` body cannot carry. */
+const CHAT_COMPLETIONS_REFUSED: Partial<Record<RequestPart, string>> = {
+  document_url: 'chat completions take documents as base64 PDF or text only',
+  tool_result_image: 'tool messages of chat completions take text only',
+  assistant_media: 'assistant messages of chat completions take text only',
+  thinking: 'chat completions take no thinking settings',
+  effort: 'chat completions take no thinking settings',
+  top_k: 'chat completions have no top_k',
+};
+
 const REFUSED: Readonly<Record<ProviderName, Partial<Record<RequestPart, string>>>> = {
   anthropic: {},
   mock: {},
@@ -19,14 +29,9 @@ const REFUSED: Readonly<Record<ProviderName, Partial<Record<RequestPart, string>
     tool_result: 'Bedrock batch inference has no tool use',
     output_format: 'Bedrock batch inference has no structured output',
   },
-  openai: {
-    document_url: 'OpenAI takes documents as base64 PDF or text only',
-    tool_result_image: "OpenAI's tool messages take text only",
-    assistant_media: "OpenAI's assistant messages take text only",
-    thinking: 'chat completions take no thinking settings',
-    effort: 'chat completions take no thinking settings',
-    top_k: 'chat completions have no top_k',
-  },
+  openai: CHAT_COMPLETIONS_REFUSED,
+  // Translated as for openai (decisions.md, "Batches over a real-time endpoint").
+  'openai-compatible': CHAT_COMPLETIONS_REFUSED,
 };
 
 export function checkRouteParts(provider: ProviderName, parts: PartSeen[]): FieldError[] {

@@ -18,6 +18,15 @@ export interface PipelineWorkerOptions {
   shutdownGraceMs: number;
   /** Results were stored (deliveries may be due): the delivery worker wakes. */
   onResultsStored: () => void;
+  /** Loops beside the batch steps that a provider runs in the worker (the real-time endpoint runner). */
+  providerLoops?: ProviderLoops;
+}
+
+/** Work a provider does in the worker itself (openai-compatible's runner): its loops, run and stopped with the rest. */
+export interface ProviderLoops {
+  readonly loops: Loop[];
+  runOnce(): Promise<boolean>;
+  stop(graceMs: number): Promise<void>;
 }
 
 /** How often due batches are looked for while a provider's slots are all taken. */
@@ -57,7 +66,7 @@ export class PipelineWorker {
   }
 
   get loops(): Loop[] {
-    return [this.batcher, this.batches, this.purger];
+    return [this.batcher, this.batches, this.purger, ...(this.options.providerLoops?.loops ?? [])];
   }
 
   start(): void {
@@ -72,6 +81,7 @@ export class PipelineWorker {
   /** Stops taking work, waits (bounded) for in-flight steps, and gives up remaining leases. */
   async stop(): Promise<void> {
     await Promise.all(this.loops.map((loop) => loop.stop()));
+    await this.options.providerLoops?.stop(this.options.shutdownGraceMs);
     await this.steps.stop(this.options.shutdownGraceMs);
     await releaseLeases(this.ctx.database, 'batches', this.ctx.workerId);
   }
@@ -84,8 +94,9 @@ export class PipelineWorker {
     const formed = await this.formBatches();
     const advanced = await this.advanceBatches();
     await this.steps.drain();
+    const sent = (await this.options.providerLoops?.runOnce()) ?? false;
     const purged = await this.purge();
-    return [formed, advanced, purged].some((r) => r.didWork);
+    return sent || [formed, advanced, purged].some((r) => r.didWork);
   }
 
   private async formBatches(): Promise<StepOutcome> {

@@ -30,8 +30,9 @@ export interface Database {
    * Runs the statements in one transaction, in order; for statements that need nothing of each
    * other's results (the group commit's). On a SQLite file they go to the write thread in one
    * message, where a transaction of Kysely calls waits for a turn of the event loop after each.
+   * Resolves to the rows each statement returned (an UPDATE … RETURNING; none for the others).
    */
-  writeAll(statements: readonly CompiledQuery[]): Promise<void>;
+  writeAll(statements: readonly CompiledQuery[]): Promise<unknown[][]>;
   /** SQLite: the database file (its file system's free space is watched); null in memory and on PostgreSQL. */
   file: string | null;
   /**
@@ -113,11 +114,13 @@ function listenForCommits(thread: WriteThread, handlers: Record<string, () => vo
   return async () => stop();
 }
 
-/** Each statement after the one before, in one transaction. */
-async function inOneTransaction(db: Kysely<Schema>, statements: readonly CompiledQuery[]): Promise<void> {
-  if (statements.length === 0) return;
-  await db.transaction().execute(async (tx) => {
-    for (const statement of statements) await tx.executeQuery(statement);
+/** Each statement after the one before, in one transaction; the rows of each. */
+async function inOneTransaction(db: Kysely<Schema>, statements: readonly CompiledQuery[]): Promise<unknown[][]> {
+  if (statements.length === 0) return [];
+  return db.transaction().execute(async (tx) => {
+    const results: unknown[][] = [];
+    for (const statement of statements) results.push((await tx.executeQuery(statement)).rows as unknown[]);
+    return results;
   });
 }
 

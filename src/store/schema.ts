@@ -14,6 +14,7 @@ import type {
   RecoverableCargoStatus,
   RecoveryStatus,
 } from '../domain/lifecycle.js';
+import type { RealtimeRequestState } from '../domain/realtime-requests.js';
 
 export interface Schema {
   projects: ProjectsTable;
@@ -44,6 +45,8 @@ export interface Schema {
   compat_files: CompatFilesTable;
   compat_file_chunks: CompatFileChunksTable;
   recoveries: RecoveriesTable;
+  realtime_requests: RealtimeRequestsTable;
+  realtime_slots: RealtimeSlotsTable;
 }
 
 export interface ProjectsTable {
@@ -454,4 +457,30 @@ export interface RecoveriesTable {
   created_at: number;
   updated_at: number;
   finished_at: number | null;
+}
+
+/** A request of a batch run against a real-time endpoint (migration 024). */
+export interface RealtimeRequestsTable {
+  batch_id: string;
+  custom_id: string;
+  endpoint: string;
+  model: string;
+  input: string;
+  state: RealtimeRequestState;
+  attempts: Generated<number>;
+  next_attempt_at: number;
+  deadline_at: number;
+  locked_by: string | null;
+  locked_until: number | null;
+  response: string | null;
+  error: string | null;
+  updated_at: number;
+}
+
+/** The slots of an endpoint: `max_concurrency` rows, each held by one worker under a lease (migration 024). */
+export interface RealtimeSlotsTable {
+  endpoint: string;
+  slot: number;
+  locked_by: string | null;
+  locked_until: number | null;
 }

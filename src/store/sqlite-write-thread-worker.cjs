@@ -14,7 +14,7 @@ const Database = require('better-sqlite3');
 /** A whole transaction in one message: its statements, run between BEGIN IMMEDIATE and COMMIT. */
 /** @typedef {{ id: number; script: { sql: string; parameters: unknown[] }[] }} Script */
 /** @typedef {{ rows: unknown[] } | { changes: number; lastInsertRowid: number | bigint }} Result */
-/** @typedef {{ id: number } & Result | { id: number } | { id: number; error: { message: string; code: string | undefined; notBegun?: boolean } }} Reply */
+/** @typedef {{ id: number } & Result | { id: number; results: unknown[][] } | { id: number } | { id: number; error: { message: string; code: string | undefined; notBegun?: boolean } }} Reply */
 
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
 const { path, pragmas } = /** @type {{ path: string; pragmas: string[] }} */ (workerData);
@@ -161,9 +161,13 @@ function runScript(message) {
   const notBegun = begin(message.id);
   if (notBegun) return notBegun;
   try {
-    for (const query of message.script) run(query);
+    // Each statement's rows (none for one that returns none, e.g. an UPDATE without RETURNING).
+    const results = message.script.map((query) => {
+      const result = run(query);
+      return 'rows' in result ? result.rows : [];
+    });
     prepared('commit').run();
-    return { id: message.id };
+    return { id: message.id, results };
   } catch (err) {
     try {
       prepared('rollback').run();

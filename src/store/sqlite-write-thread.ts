@@ -35,7 +35,8 @@ export function writeThreadDialect(path: string, pragmas: readonly string[]): Wr
 
 /** The dialect, and a whole transaction sent to the thread in one message (Database.writeAll). */
 export interface WriteThread extends KyselyDialect {
-  runScript(queries: readonly CompiledQuery[]): Promise<void>;
+  /** Resolves to the rows each statement returned (none for one that returns none). */
+  runScript(queries: readonly CompiledQuery[]): Promise<unknown[][]>;
   /**
    * Calls `onChange` within about 100 ms of a commit by another connection to the file (another
    * process, the CLI), never for this one's own; returns the function that stops it.
@@ -50,6 +51,7 @@ type Result = { rows: unknown[] } | { changes: number; lastInsertRowid: number |
 
 type Reply =
   | ({ id: number } & Result)
+  | { id: number; results: unknown[][] }
   | { id: number }
   | { id: number; error: { message: string; code: string | undefined; notBegun?: boolean } };
 
@@ -150,8 +152,8 @@ class WriteThreadDriver implements Driver {
    * made of Kysely calls waits for the event loop's turn after each statement; this waits once.
    * It takes the connection as a transaction does.
    */
-  async runScript(queries: readonly CompiledQuery[]): Promise<void> {
-    if (queries.length === 0) return;
+  async runScript(queries: readonly CompiledQuery[]): Promise<unknown[][]> {
+    if (queries.length === 0) return [];
     // Kysely refuses a query after destroy(); a script bypasses Kysely, and the lock destroy took
     // is never given back.
     if (this.closed) throw new Error('database is closed');
@@ -159,6 +161,7 @@ class WriteThreadDriver implements Driver {
     try {
       const reply = await this.post({ script: queries.map((q) => ({ sql: q.sql, parameters: q.parameters })) });
       if ('error' in reply) throw new SqliteThreadError(reply.error.message, reply.error.code);
+      return 'results' in reply ? reply.results : [];
     } finally {
       await this.releaseConnection();
     }

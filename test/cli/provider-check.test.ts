@@ -264,7 +264,7 @@ describe('barge provider check', () => {
       if (json) assert.deepEqual(oneJsonObject(run), { error: message });
       else assert.equal(run.stdout, '');
     };
-    refused(unknown, "no provider 'azure': use one of anthropic, openai, bedrock, mock");
+    refused(unknown, "no provider 'azure': use one of anthropic, openai, bedrock, mock, openai-compatible");
     refused(anthropicOff, "provider 'anthropic' is not enabled in this deployment: set ANTHROPIC_API_KEY to enable it");
     refused(openaiOff, "provider 'openai' is not enabled in this deployment: set OPENAI_API_KEY to enable it", false);
     refused(

@@ -226,7 +226,7 @@ describe('providers', () => {
 
   test('none is enabled by default: only svc-mock routes', () => {
     const config = loadConfig({});
-    assert.deepEqual(config.providers, { anthropic: null, openai: null, bedrock: null });
+    assert.deepEqual(config.providers, { anthropic: null, openai: null, bedrock: null, openaiCompatible: null });
     assert.deepEqual([...enabledProviders(config.providers)], ['mock']);
   });
 
@@ -393,5 +393,85 @@ describe('BARGE_MODELS_FILE', () => {
         err.message.includes(`${path}: models[1] ("gpt-4o"): routes[0].provider must be one of`),
     );
     assertRejects({ BARGE_MODELS_FILE: join(dir, 'missing.json') }, 'BARGE_MODELS_FILE');
+  });
+});
+
+describe('catalog endpoints (openai-compatible)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'barge-endpoints-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const catalog = (endpoints: Record<string, unknown>, routes: unknown[]) => {
+    const path = join(dir, `catalog-${Math.random().toString(36).slice(2)}.json`);
+    writeFileSync(
+      path,
+      JSON.stringify({
+        endpoints,
+        models: [{ id: 'llama', routes, prices_usd_per_mtok: { input: 0.05, output: 0.08 } }],
+      }),
+    );
+    return path;
+  };
+  const gpu = (extra: Record<string, unknown> = {}) => ({
+    base_url: 'http://10.0.0.5:8000/v1/',
+    max_concurrency: 16,
+    timeout_ms: 600000,
+    ...extra,
+  });
+  const route = (endpoint: string) => ({
+    provider: 'openai-compatible',
+    endpoint,
+    model: 'meta-llama/Llama-3.1-8B-Instruct',
+  });
+
+  test('an endpoint without api_key_env is enabled, with no key; private addresses are allowed', () => {
+    const config = loadConfig({ BARGE_MODELS_FILE: catalog({ 'gpu-1': gpu() }, [route('gpu-1')]) });
+    assert.deepEqual(config.providers.openaiCompatible, {
+      endpoints: {
+        'gpu-1': {
+          baseUrl: 'http://10.0.0.5:8000/v1',
+          apiKeyEnv: null,
+          maxConcurrency: 16,
+          timeoutMs: 600000,
+          apiKey: null,
+        },
+      },
+    });
+    assert.deepEqual([...enabledProviders(config.providers)], ['mock', 'openai-compatible', 'openai-compatible:gpu-1']);
+    // Only input and output prices: an endpoint's model is billed at those, batch prices or not.
+    const prices = config.models.entries[0]?.prices;
+    assert.deepEqual([prices?.batch_input, prices?.batch_output], [0.05, 0.08]);
+  });
+
+  test('an endpoint whose api_key_env is unset here is not enabled; set, its key is read', () => {
+    const path = catalog({ 'gpu-1': gpu({ api_key_env: 'GPU1_KEY' }), 'gpu-2': gpu() }, [
+      route('gpu-1'),
+      route('gpu-2'),
+    ]);
+    const off = loadConfig({ BARGE_MODELS_FILE: path });
+    assert.deepEqual(Object.keys(off.providers.openaiCompatible?.endpoints ?? {}), ['gpu-2']);
+    assert.equal(enabledProviders(off.providers).has('openai-compatible:gpu-1'), false);
+    const on = loadConfig({ BARGE_MODELS_FILE: path, GPU1_KEY: 'sk-gpu-one-12345' });
+    assert.equal(on.providers.openaiCompatible?.endpoints['gpu-1']?.apiKey, 'sk-gpu-one-12345');
+  });
+
+  test('bad endpoints and endpoint routes stop the start, naming the entry', () => {
+    const cases: [string, string][] = [
+      [catalog({ 'gpu-1': gpu({ base_url: 'ftp://x' }) }, [route('gpu-1')]), 'endpoints.gpu-1: base_url must be'],
+      [catalog({ 'gpu-1': gpu({ max_concurrency: 0 }) }, [route('gpu-1')]), 'max_concurrency must be an integer'],
+      [catalog({ 'gpu-1': gpu({ timeout_ms: 'long' }) }, [route('gpu-1')]), 'timeout_ms must be an integer'],
+      [catalog({ 'gpu-1': gpu({ weight: 1 }) }, [route('gpu-1')]), 'unknown field "weight"'],
+      [catalog({ 'gpu-1': gpu() }, [route('gpu-9')]), 'routes[0].endpoint names "gpu-9"'],
+      [catalog({ 'gpu-1': gpu() }, [{ provider: 'openai-compatible', model: 'x' }]), 'routes[0].endpoint must name'],
+      [
+        catalog({ 'gpu-1': gpu() }, [{ provider: 'openai', endpoint: 'gpu-1', model: 'x' }]),
+        'only for provider openai-compatible',
+      ],
+    ];
+    for (const [path, message] of cases) {
+      assert.throws(
+        () => loadConfig({ BARGE_MODELS_FILE: path }),
+        (err: unknown) => err instanceof ConfigError && err.message.includes(message),
+        message,
+      );
+    }
   });
 });

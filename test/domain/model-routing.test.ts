@@ -194,3 +194,41 @@ describe('checkModelParams', () => {
     assert.deepEqual(check('o3', { system: 'be brief' }), []);
   });
 });
+
+describe('routes to an endpoint (openai-compatible)', () => {
+  const withEndpoints = parseModelCatalog(
+    JSON.stringify({
+      endpoints: {
+        'gpu-1': { base_url: 'http://10.0.0.5:8000/v1', max_concurrency: 4, timeout_ms: 60000 },
+        'gpu-2': { base_url: 'http://10.0.0.6:8000/v1', max_concurrency: 4, timeout_ms: 60000 },
+      },
+      models: [
+        {
+          id: 'llama',
+          routes: [
+            { provider: 'openai-compatible', endpoint: 'gpu-1', model: 'meta-llama/Llama-3.1-8B-Instruct' },
+            { provider: 'openai-compatible', endpoint: 'gpu-2', model: 'meta-llama/Llama-3.1-8B-Instruct' },
+          ],
+        },
+      ],
+    }),
+    'm.json',
+  );
+
+  test('the first enabled endpoint takes it, stored as endpoint/model; none enabled is a provider not enabled', () => {
+    const both = routeModel(
+      'llama',
+      withEndpoints,
+      new Set(['mock', 'openai-compatible:gpu-1', 'openai-compatible:gpu-2']),
+    );
+    assert.ok(both.ok);
+    assert.equal(both.route.providerModel, 'gpu-1/meta-llama/Llama-3.1-8B-Instruct');
+    const second = routeModel('llama', withEndpoints, new Set(['mock', 'openai-compatible:gpu-2']));
+    assert.ok(second.ok);
+    assert.equal(second.route.provider, 'openai-compatible');
+    assert.equal(second.route.providerModel, 'gpu-2/meta-llama/Llama-3.1-8B-Instruct');
+    const none = routeModel('llama', withEndpoints, new Set(['mock', 'openai-compatible']));
+    assert.ok(!none.ok);
+    assert.equal(none.problem.kind, 'provider_not_enabled');
+  });
+});

@@ -82,7 +82,7 @@ for (const backend of await backends()) {
       const res = await admin.call('GET', '/providers', all);
       assert.equal(res.status, 200, res.text);
       const byName = Object.fromEntries(res.body.data.map((p: { name: string }) => [p.name, p]));
-      assert.deepEqual(Object.keys(byName), ['anthropic', 'openai', 'bedrock', 'mock']);
+      assert.deepEqual(Object.keys(byName), ['anthropic', 'openai', 'bedrock', 'mock', 'openai-compatible']);
       const claude = byName.anthropic;
       assert.deepEqual([claude.enabled, claude.enabled_by, claude.batches_in_flight], [true, ['ANTHROPIC_API_KEY'], 1]);
       assert.match(claude.last_error.message, /invalid x-api-key/);

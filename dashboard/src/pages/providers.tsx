@@ -10,6 +10,7 @@ const NAMES: Record<Provider['name'], string> = {
   openai: 'OpenAI',
   bedrock: 'Amazon Bedrock',
   mock: 'svc-mock',
+  'openai-compatible': 'Self-hosted (OpenAI-compatible)',
 };
 
 export function ProvidersPage() {

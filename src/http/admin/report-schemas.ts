@@ -19,9 +19,18 @@ export const AdminUsageBody = Type.Object(
 );
 
 export const ProviderBody = Type.Object({
-  name: Type.Union([Type.Literal('anthropic'), Type.Literal('openai'), Type.Literal('bedrock'), Type.Literal('mock')], {
-    description: 'As model routes name it (`mock`: svc-mock).',
-  }),
+  name: Type.Union(
+    [
+      Type.Literal('anthropic'),
+      Type.Literal('openai'),
+      Type.Literal('bedrock'),
+      Type.Literal('mock'),
+      Type.Literal('openai-compatible'),
+    ],
+    {
+      description: 'As model routes name it (`mock`: svc-mock).',
+    },
+  ),
   enabled: Type.Boolean({ description: 'Whether this deployment sends batches to it.' }),
   enabled_by: Type.Array(Type.String(), {
     description: 'The settings that enable it, all of them needed (empty: always enabled).',

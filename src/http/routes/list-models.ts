@@ -1,6 +1,12 @@
 /** GET /models: the models this deployment serves (the catalog's routable ones, and svc-mock), with where each goes. */
 import { Type } from 'typebox';
-import { billedPrices, MOCK_PRICES, PROVIDER_NAMES } from '../../domain/model-catalog.js';
+import {
+  billedPrices,
+  MOCK_PRICES,
+  PROVIDER_NAMES,
+  REALTIME_PROVIDER,
+  splitEndpointModel,
+} from '../../domain/model-catalog.js';
 import { allowlistOf } from '../../domain/model-policy.js';
 import { type RoutingTable, routableModels } from '../../domain/model-routing.js';
 import { authOf } from '../auth.js';
@@ -82,7 +88,9 @@ export function registerListModels(app: TypedScope, deps: { models: RoutingTable
   const data = routableModels(deps.models.catalog, deps.models.enabled).map(({ id, route }) => ({
     id,
     provider: route.provider,
-    provider_model: route.providerModel,
+    // An endpoint's route is stored as endpoint/model: the endpoint's server knows the model part.
+    provider_model:
+      route.provider === REALTIME_PROVIDER ? splitEndpointModel(route.providerModel).model : route.providerModel,
     max_output_tokens: route.entry?.maxOutputTokens ?? null,
     // The prices it is billed at: its own entry's, never another's that shares its route.
     prices_usd_per_mtok: billedPrices(route.provider, route.entry),
