@@ -528,8 +528,29 @@ describe('reading bodies as they arrive', () => {
       for (let at = 0; at < bytes.length; at += 3) yield bytes.subarray(at, at + 3);
     };
     const lines = [];
-    for await (const l of linesOfChunks(chunks())) lines.push(l);
-    assert.deepEqual(lines, ['{"a":1}', '{"é":2}', '', 'last']);
+    for await (const l of linesOfChunks(chunks(), 100)) lines.push(l);
+    assert.deepEqual(lines, [{ text: '{"a":1}' }, { text: '{"é":2}' }, { text: '' }, { text: 'last' }]);
+  });
+  test('a line over the cap is reported by its length and not kept; the lines after it are read', async () => {
+    const bytes = Buffer.from(`{"a":1}\n${'x'.repeat(50)}\n{"b":2}`);
+    const chunks = async function* () {
+      for (let at = 0; at < bytes.length; at += 4) yield bytes.subarray(at, at + 4);
+    };
+    const lines = [];
+    for await (const l of linesOfChunks(chunks(), 20)) lines.push(l);
+    assert.deepEqual(lines, [{ text: '{"a":1}' }, { tooLong: 50 }, { text: '{"b":2}' }]);
+  });
+  test('one line of 64 MiB in 64 KiB chunks is split in linear time', async () => {
+    const chunk = Buffer.alloc(64 * 1024, 'y');
+    const chunks = async function* () {
+      for (let i = 0; i < 1024; i++) yield chunk;
+      yield Buffer.from('\nz');
+    };
+    const started = Date.now();
+    const lines = [];
+    for await (const l of linesOfChunks(chunks(), 1024 * 1024)) lines.push(l);
+    assert.deepEqual(lines, [{ tooLong: 64 * 1024 * 1024 }, { text: 'z' }]);
+    assert.ok(Date.now() - started < 2000, `it took ${Date.now() - started} ms`);
   });
 });
 

@@ -3,13 +3,15 @@
  * file) into a batch being created: each line's envelope checked and its body translated
  * (chat-request.ts), then checked as POST /cargo/load checks a body's `params`, and staged. A bad
  * line is an entry of the batch's `errors` with its 1-based line number, and then no cargo is
- * created (decisions.md). At most MAX_LINES requests; errors are reported up to MAX_ERRORS.
+ * created (decisions.md). At most MAX_LINES requests, each line at most the cargo body limit;
+ * errors are reported up to MAX_ERRORS, each message and param cut at MAX_QUOTED_TEXT characters.
  */
 
 import { findPoisonedKey } from '../../http/errors.js';
 import { TimeSlices } from '../../turns.js';
 import type { BatchIntake } from '../batch-intake.js';
 import { isRefusal } from '../batch-intake.js';
+import { cutText } from '../error-shapes.js';
 import { lineProblemOf, translateLine } from './chat-request.js';
 import type { BatchError } from './objects.js';
 
@@ -21,37 +23,71 @@ export const MAX_ERRORS = 1000;
 /** The codes of a request refused as POST /cargo/load would refuse it. */
 const REFUSAL_CODES: Record<string, string> = { invalid_body: 'invalid_value' };
 
-/** Splits chunks of bytes into lines (`\n`, with a `\r` before it dropped), decoding UTF-8 across chunk ends. */
-export async function* linesOfChunks(chunks: AsyncIterable<Buffer>): AsyncGenerator<string> {
+/** A line of the file: its text, or how long it was when it was over the cap (its bytes are not kept). */
+export type FileLine = { text: string } | { tooLong: number };
+
+/**
+ * Splits chunks of bytes into lines (`\n`, with a `\r` before it dropped). Linear in the bytes
+ * however they are cut: each byte is looked at once (a line's pieces are joined once, when it
+ * ends), and a line longer than `maxLineBytes` is not kept: it is reported by its length and the
+ * rest of it skipped, so one huge line never sits in memory.
+ */
+export async function* linesOfChunks(chunks: AsyncIterable<Buffer>, maxLineBytes: number): AsyncGenerator<FileLine> {
   const decoder = new TextDecoder();
-  let partial = '';
+  let pieces: Buffer[] = [];
+  let length = 0;
+  const take = (piece: Buffer) => {
+    length += piece.length;
+    if (length <= maxLineBytes) pieces.push(piece);
+    else pieces = [];
+  };
+  const line = (): FileLine => {
+    const out: FileLine =
+      length > maxLineBytes
+        ? { tooLong: length }
+        : { text: decoder.decode(pieces.length === 1 ? pieces[0] : Buffer.concat(pieces, length)).replace(/\r$/, '') };
+    pieces = [];
+    length = 0;
+    return out;
+  };
   for await (const chunk of chunks) {
-    partial += decoder.decode(chunk, { stream: true });
     let start = 0;
-    for (let end = partial.indexOf('\n', start); end >= 0; end = partial.indexOf('\n', start)) {
-      yield partial.slice(start, end).replace(/\r$/, '');
+    for (let end = chunk.indexOf(10); end >= 0; end = chunk.indexOf(10, start)) {
+      take(chunk.subarray(start, end));
+      yield line();
       start = end + 1;
     }
-    partial = partial.slice(start);
+    if (start < chunk.length) take(chunk.subarray(start));
   }
-  partial += decoder.decode();
-  if (partial !== '') yield partial.replace(/\r$/, '');
+  if (length > 0) yield line();
 }
 
 /** Feeds every line of the file into the intake; the errors found (none: the batch may be made). */
 export async function readBatchLines(
-  lines: AsyncIterable<string>,
+  lines: AsyncIterable<FileLine>,
   intake: BatchIntake,
   endpoint: string,
+  maxLineBytes: number,
 ): Promise<BatchError[]> {
   const errors: BatchError[] = [];
   const seen = new Set<string>();
   const slices = new TimeSlices();
   let lineNumber = 0;
   let requests = 0;
-  for await (const text of lines) {
+  for await (const read of lines) {
     lineNumber++;
     if (slices.due) await slices.pause();
+    if ('tooLong' in read) {
+      errors.push({
+        code: 'line_too_large',
+        message: `This line is ${read.tooLong} bytes; a request is at most ${maxLineBytes} bytes.`,
+        param: null,
+        line: lineNumber,
+      });
+      if (errors.length >= MAX_ERRORS) break;
+      continue;
+    }
+    const text = read.text;
     if (text.trim() === '') continue;
     if (++requests > MAX_LINES) {
       errors.push({
@@ -67,7 +103,8 @@ export async function readBatchLines(
       // Once a line was refused no cargo will be made: the others are only checked.
       if (errors.length === 0) await intake.add(found.customId, found.checked);
     } else {
-      for (const problem of found.problems) errors.push({ ...problem, line: lineNumber });
+      for (const problem of found.problems.slice(0, MAX_ERRORS - errors.length))
+        errors.push({ ...boundedProblem(problem), line: lineNumber });
     }
     if (errors.length >= MAX_ERRORS) break;
   }
@@ -75,6 +112,15 @@ export async function readBatchLines(
     errors.push({ code: 'empty_file', message: 'The batch input file is empty.', param: null, line: null });
   }
   return errors.slice(0, MAX_ERRORS);
+}
+
+/** A problem's message and param may quote the tenant's keys: cut, so a failed batch's errors stay small. */
+function boundedProblem(problem: Omit<BatchError, 'line'>): Omit<BatchError, 'line'> {
+  return {
+    ...problem,
+    message: cutText(problem.message),
+    param: problem.param === null ? null : cutText(problem.param),
+  };
 }
 
 type LineOutcome =

@@ -42,6 +42,20 @@ const CreateBody = Type.Object(
   },
 );
 
+/** The chunks of a file, counting the bytes read. */
+function countedChunks(chunks: AsyncIterable<Buffer>): AsyncIterable<Buffer> & { bytes(): number } {
+  let bytes = 0;
+  return {
+    bytes: () => bytes,
+    async *[Symbol.asyncIterator]() {
+      for await (const chunk of chunks) {
+        bytes += chunk.length;
+        yield chunk;
+      }
+    },
+  };
+}
+
 export function registerCreateBatch(app: TypedScope, deps: CompatDeps): void {
   app.post(
     '/v1/batches',
@@ -83,11 +97,20 @@ export function registerCreateBatch(app: TypedScope, deps: CompatDeps): void {
         metadata: metadata == null ? null : JSON.stringify(metadata),
       });
       try {
+        const chunks = countedChunks(compatFileChunks(deps.database, file.id));
         const errors = await readBatchLines(
-          linesOfChunks(compatFileChunks(deps.database, file.id)),
+          linesOfChunks(chunks, deps.maxRequestBytes),
           intake,
           CHAT_COMPLETIONS,
+          deps.maxRequestBytes,
         );
+        // Reading stops early only at an error; a file read whole must be as long as it was stored.
+        if (errors.length === 0 && chunks.bytes() !== Number(file.bytes)) {
+          throw compatErrors.invalidBody(
+            `The input file is incomplete: ${chunks.bytes()} of its ${file.bytes} bytes could be read.`,
+            'input_file_id',
+          );
+        }
         if (errors.length > 0) await intake.fail(JSON.stringify(errors));
         else await intake.publish();
       } catch (err) {

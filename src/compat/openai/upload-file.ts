@@ -89,9 +89,16 @@ export function registerUploadFile(app: TypedScope, deps: CompatDeps): void {
             filename: part.filename,
           });
           for await (const chunk of bodyChunks(part.file)) await writer.write(chunk as Buffer);
+          // busboy cuts a file at its size limit; a cut file is never stored as if whole.
+          if (part.file.truncated) {
+            throw compatErrors.invalidBody(`File is too large: at most ${MAX_FILE_BYTES} bytes.`, 'file');
+          }
         }
         checkForm(writer, fields);
-        await (writer as CompatFileWriter).finish({ accepted: true });
+        // The budget was checked against the declared length before; the stored size is checked now.
+        await deps.intake.storage.disk?.check(writer.bytes);
+        await deps.intake.storage.budget.check(auth, writer.bytes);
+        await writer.finish({ accepted: true });
       } catch (err) {
         await writer?.abandon();
         if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') {

@@ -1,0 +1,105 @@
+/**
+ * Hostile bodies on the batch endpoints, with a cargo body limit of 64 KiB so that bodies of a
+ * few MB reach every bound: one JSON token larger than a request anywhere in a Message Batches
+ * create, a Batch input file of one huge line, error messages that quote what the tenant sent.
+ * Each is refused (4xx, or a failed batch naming the line) with an answer of bounded size.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import OpenAI, { toFile } from 'openai';
+import { createProjectWithKey, startTestApp, type TestApp } from '../helpers/app.js';
+import { backends, type TestDatabase } from '../helpers/backends.js';
+
+const LIMIT = 64 * 1024;
+
+const line = (customId: string, body: Record<string, unknown>) =>
+  JSON.stringify({ custom_id: customId, method: 'POST', url: '/v1/chat/completions', body });
+const chat = (content: string, extra: Record<string, unknown> = {}) => ({
+  model: 'svc-mock',
+  messages: [{ role: 'user', content }],
+  ...extra,
+});
+
+for (const backend of await backends()) {
+  describe(`hostile batch bodies on ${backend.name}`, () => {
+    let db: TestDatabase;
+    let app: TestApp;
+    let key: string;
+    before(async () => {
+      db = await backend.create();
+      app = await startTestApp(db.database, { config: { bodyLimitBytes: LIMIT } });
+      key = (await createProjectWithKey(db.database)).key;
+    });
+    after(async () => {
+      await app.close();
+      await db.drop();
+    });
+
+    const create = (rawBody: string) =>
+      app.request('POST', '/v1/messages/batches', { key, rawBody, headers: { 'content-type': 'application/json' } });
+
+    test('one JSON token larger than a request, before, inside or after the requests: 413, the token never echoed', async () => {
+      const big = 'k'.repeat(2 * 1024 * 1024);
+      const request = (content: string) =>
+        JSON.stringify({
+          custom_id: 'a',
+          params: { model: 'svc-mock', max_tokens: 5, messages: [{ role: 'user', content }] },
+        });
+      const bodies = [
+        `{"${big}": 1}`,
+        `{"requests": [${request('hi')}], "${big}": 1}`,
+        `{"requests": [${request('hi')}, ${'1'.repeat(2 * 1024 * 1024)}]}`,
+        `{"requests": [${request(big)}]}`,
+      ];
+      for (const body of bodies) {
+        const res = await create(body);
+        assert.equal(res.status, 413, res.text.slice(0, 200));
+        assert.equal(res.body.type, 'error');
+        assert.match(res.body.error.message, new RegExp(`limit of ${LIMIT} bytes`));
+        assert.ok(res.text.length < 1000, `the answer is ${res.text.length} bytes`);
+      }
+    });
+
+    test('a refusal that quotes the tenant (an unknown key of 20,000 characters) is cut', async () => {
+      const res = await create(`{"${'q'.repeat(20_000)}": 1}`);
+      assert.equal(res.status, 400);
+      assert.match(res.body.error.message, /^q+…$/);
+      assert.ok(res.body.error.message.length <= 300, `a message of ${res.body.error.message.length} characters`);
+    });
+
+    test('a Batch input file of one line over the cap: failed, naming line 2; messages quoting the tenant are cut', async () => {
+      const sdk = new OpenAI({ apiKey: key, baseURL: `${app.url}/v1`, maxRetries: 0 });
+      const longKey = `x${'y'.repeat(20_000)}`;
+      const lines = [
+        line('ok', chat('hello')),
+        line('huge', chat('z'.repeat(3 * LIMIT))),
+        line('odd', chat('hello', { [longKey]: 1 })),
+      ];
+      const file = await sdk.files.create({
+        file: await toFile(Buffer.from(`${lines.join('\n')}\n`), 'in.jsonl'),
+        purpose: 'batch',
+      });
+      const started = Date.now();
+      const batch = await sdk.batches.create({
+        input_file_id: file.id,
+        endpoint: '/v1/chat/completions',
+        completion_window: '24h',
+      });
+      assert.ok(Date.now() - started < 5000, `it took ${Date.now() - started} ms`);
+      assert.equal(batch.status, 'failed');
+      const errors = batch.errors?.data ?? [];
+      assert.deepEqual(
+        errors.map((e) => [e.code, e.line]),
+        [
+          ['line_too_large', 2],
+          ['unsupported_parameter', 3],
+        ],
+      );
+      assert.match(errors[0]?.message ?? '', new RegExp(`at most ${LIMIT} bytes`));
+      for (const e of errors) {
+        assert.ok((e.message ?? '').length <= 300, `a message of ${e.message?.length} characters`);
+        assert.ok((e.param ?? '').length <= 300, `a param of ${e.param?.length} characters`);
+      }
+    });
+  });
+}
