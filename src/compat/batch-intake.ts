@@ -289,7 +289,12 @@ export class BatchIntake {
   async abandon(): Promise<void> {
     if (this.settled) return;
     this.settled = true;
-    await deleteCompatBatch(this.deps.database, this.batchId, { onlyCreating: true }).catch((err: unknown) =>
+    await deleteCompatBatch(
+      this.deps.database,
+      this.batchId,
+      { kind: 'given_up', lockedBy: this.lockedBy },
+      this.deps.clock.now(),
+    ).catch((err: unknown) =>
       this.deps.log.warn({ err, batch: this.batchId }, 'could not delete a batch given up; the sweeper will'),
     );
   }

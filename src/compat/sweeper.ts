@@ -1,7 +1,8 @@
 /**
  * The sweeper of the provider-compatible endpoints, run by the pipeline worker's purger: what a
  * crash left half done is finished or removed, and what is past its retention is deleted.
- * - a batch being created whose creator's lease lapsed is deleted (nothing of it was visible);
+ * - a batch being created whose creator's lease lapsed is deleted (nothing of it was visible),
+ *   and a batch whose deletion a crash interrupted is finished;
  * - staged rows of a batch already made whole (a crash right after) are dropped;
  * - a cancel asked more than a lease ago and not seen through is finished;
  * - an upload or output file left unfinished is deleted, and files past their retention;
@@ -12,10 +13,12 @@ import {
   abandonedCompatBatches,
   batchesWithLeftoverStaging,
   deleteCompatBatch,
+  deletedCompatBatches,
   dropStagedCargo,
   expiredCompatBatches,
   markCompatCancelDone,
   nextCompatBatchDue,
+  purgeDeletedCompatBatch,
   unfinishedCompatCancels,
 } from '../store/compat/batches.js';
 import {
@@ -46,7 +49,11 @@ export async function sweepCompat(deps: SweepDeps): Promise<{ swept: number; nex
   const now = clock.now();
   let swept = 0;
   for (const id of await abandonedCompatBatches(database, now, SWEEP_LIMIT)) {
-    if (await deleteCompatBatch(database, id, { onlyCreating: true })) swept++;
+    if (await deleteCompatBatch(database, id, { kind: 'abandoned', now }, now)) swept++;
+  }
+  for (const id of await deletedCompatBatches(database, SWEEP_LIMIT)) {
+    await purgeDeletedCompatBatch(database, id);
+    swept++;
   }
   for (const id of await batchesWithLeftoverStaging(database, SWEEP_LIMIT)) {
     await dropStagedCargo(database, id);
@@ -64,7 +71,7 @@ export async function sweepCompat(deps: SweepDeps): Promise<{ swept: number; nex
     if (await deleteCompatFile(database, id)) swept++;
   }
   for (const id of await expiredCompatBatches(database, now - BATCH_RETENTION_MS, SWEEP_LIMIT)) {
-    if (await deleteCompatBatch(database, id)) swept++;
+    if (await deleteCompatBatch(database, id, { kind: 'expired' }, now)) swept++;
   }
   const due = [
     await nextCompatBatchDue(database, { cancelGraceMs: deps.leaseMs, retentionMs: BATCH_RETENTION_MS }),

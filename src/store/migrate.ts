@@ -23,6 +23,7 @@ import * as adminTokens from './migrations/020_admin_tokens.js';
 import * as recoveries from './migrations/021_recoveries.js';
 import * as dashboardSessions from './migrations/022_dashboard_sessions.js';
 import * as compatBatches from './migrations/023_compat_batches.js';
+import * as compatCounts from './migrations/025_compat_counts.js';
 
 interface Migration {
   up(db: Kysely<any>, dialect: Database['dialect']): Promise<void>;
@@ -54,6 +55,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['021_recoveries', recoveries],
   ['022_dashboard_sessions', dashboardSessions],
   ['023_compat_batches', compatBatches],
+  ['025_compat_counts', compatCounts],
 ];
 
 export interface MigrationReport {

@@ -41,6 +41,7 @@ export interface Schema {
   compat_batches: CompatBatchesTable;
   compat_batch_requests: CompatBatchRequestsTable;
   compat_staged_cargo: CompatStagedCargoTable;
+  compat_cargo: CompatCargoTable;
   compat_files: CompatFilesTable;
   compat_file_chunks: CompatFileChunksTable;
   recoveries: RecoveriesTable;
@@ -373,7 +374,7 @@ export interface CompatBatchesTable {
   /** When its last request ended (counts frozen, files made). */
   ended_at: number | null;
   failed_at: number | null;
-  /** The final counts, once ended. */
+  /** Its requests by outcome, moved by a trigger on `results` as each ends (migration 025). */
   succeeded: Generated<number>;
   errored: Generated<number>;
   canceled: Generated<number>;
@@ -384,9 +385,20 @@ export interface CompatBatchesTable {
   errors: string | null;
   output_file_id: string | null;
   error_file_id: string | null;
+  /** When its latest result was stored (migration 025). */
+  last_result_at: number | null;
+  /** Set when it is deleted: hidden at once, its rows deleted in chunks (migration 025). */
+  deleted_at: number | null;
   /** The lease of whoever creates the batch or makes its files. */
   locked_by: string | null;
   locked_until: number | null;
+}
+
+/** A cargo of a compat batch: its batch and its metadata, apart from the request text (migration 025). */
+export interface CompatCargoTable {
+  cargo_id: string;
+  batch_id: string;
+  metadata: string;
 }
 
 /** A request of a compat batch, in submission order: one cargo. */

@@ -40,7 +40,8 @@ export function registerDeleteBatch(app: TypedScope, deps: CompatDeps): void {
       const found = await findMessageBatch(deps, request, request.params.message_batch_id);
       const { row } = await batchProgress(progressDeps(deps, request.log), found);
       if (row.state !== 'ended') throw compatErrors.deleteNotEnded(row.id);
-      if (!(await deleteCompatBatch(deps.database, row.id))) throw compatErrors.messageBatchNotFound(row.id);
+      if (!(await deleteCompatBatch(deps.database, row.id, { kind: 'ended' }, deps.clock.now())))
+        throw compatErrors.messageBatchNotFound(row.id);
       return { id: row.id, type: 'message_batch_deleted' as const };
     },
   );

@@ -52,10 +52,19 @@ export class CompatFileWriter {
     if (this.held >= CHUNK_BYTES) await this.flush();
   }
 
-  /** Makes the file visible (an upload counts against the project's bytes of the day too). */
-  async finish(options: { accepted: boolean }): Promise<void> {
+  /**
+   * Writes what is held, leaving the file invisible: whoever makes it ready (a batch's end) does
+   * so in its own transaction. Resolves to the file's size.
+   */
+  async flushAll(): Promise<number> {
     await this.begin();
     await this.flush();
+    return this.total;
+  }
+
+  /** Makes the file visible (an upload counts against the project's bytes of the day too). */
+  async finish(options: { accepted: boolean }): Promise<void> {
+    await this.flushAll();
     await finishCompatFile(this.deps.database, {
       fileId: this.file.id,
       projectId: this.file.projectId,

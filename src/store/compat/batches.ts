@@ -10,6 +10,7 @@ import { newCargoNotice } from '../notify.js';
 import type { CompatBatchesTable, CompatBatchRequestsTable, CompatStagedCargoTable } from '../schema.js';
 import { reservedCargoStatements } from '../spend-usage.js';
 import { acceptedCargoStatements } from '../storage-usage.js';
+import { readyCompatFile } from './files.js';
 
 export type CompatApi = CompatBatchesTable['api'];
 export type CompatBatchRow = Selectable<CompatBatchesTable>;
@@ -111,8 +112,12 @@ export async function publishCompatBatch(
       select cargo_id, ${input.projectId}, 'pending', model, provider, provider_model, 1, 0,
         request_bytes, ${input.resultTtlSeconds}, null, null, created_at, ${input.now}, reserved_nusd
       from compat_staged_cargo where batch_id = ${input.batchId} order by position`.execute(tx);
+    // The metadata goes beside the cargo, not after its request text (migration 025).
     await sql`insert into cargo_requests (cargo_id, request, metadata)
-      select cargo_id, request, metadata from compat_staged_cargo where batch_id = ${input.batchId}
+      select cargo_id, request, null from compat_staged_cargo where batch_id = ${input.batchId}
+      order by position`.execute(tx);
+    await sql`insert into compat_cargo (cargo_id, batch_id, metadata)
+      select cargo_id, batch_id, metadata from compat_staged_cargo where batch_id = ${input.batchId}
       order by position`.execute(tx);
     const counters = [
       ...acceptedCargoStatements(database, [{ projectId: input.projectId, bytes: input.bytes, at: input.now }]),
@@ -123,20 +128,24 @@ export async function publishCompatBatch(
   });
 }
 
-/** Staged rows of a batch, once its cargo exist or it is given up: deleted in chunks of this many. */
-const DROP_CHUNK = 5000;
+/** Rows of a batch (staged cargo, its request list) are deleted in chunks of this many, each its own transaction. */
+const DROP_CHUNK = 2000;
 
-/** Deletes what was staged for a batch, a chunk per statement (each its own transaction). */
-export async function dropStagedCargo(database: Database, batchId: string): Promise<void> {
+/** Deletes a batch's rows of `table`, a chunk per statement, so no one transaction holds the writer long. */
+async function dropBatchRows(
+  database: Database,
+  table: 'compat_staged_cargo' | 'compat_batch_requests',
+  batchId: string,
+): Promise<void> {
   for (;;) {
     const result = await database.write
-      .deleteFrom('compat_staged_cargo')
+      .deleteFrom(table)
       .where('batch_id', '=', batchId)
       .where(
         'position',
         'in',
         database.write
-          .selectFrom('compat_staged_cargo')
+          .selectFrom(table)
           .select('position')
           .where('batch_id', '=', batchId)
           .orderBy('position')
@@ -147,48 +156,95 @@ export async function dropStagedCargo(database: Database, batchId: string): Prom
   }
 }
 
+/** Deletes what was staged for a batch (its cargo exist now, or it failed), in chunks. */
+export async function dropStagedCargo(database: Database, batchId: string): Promise<void> {
+  await dropBatchRows(database, 'compat_staged_cargo', batchId);
+}
+
 /**
- * An OpenAI batch whose lines were refused: `failed` with its errors, and nothing of it staged.
- * Throws CompatLeaseLost when the batch is no longer the creator's.
+ * An OpenAI batch whose lines were refused: `failed` with its errors; what was staged for it is
+ * dropped afterwards in chunks (the sweeper drops what a crash leaves). Throws CompatLeaseLost
+ * when the batch is no longer the creator's.
  */
 export async function failCompatBatch(
   database: Database,
   input: { batchId: string; lockedBy: string; now: number; errors: string },
 ): Promise<void> {
-  await database.write.transaction().execute(async (tx) => {
-    const failed = await tx
-      .updateTable('compat_batches')
-      .set({ state: 'failed', failed_at: input.now, errors: input.errors, locked_by: null, locked_until: null })
-      .where('id', '=', input.batchId)
-      .where('state', '=', 'creating')
-      .where('locked_by', '=', input.lockedBy)
-      .executeTakeFirst();
-    if (Number(failed.numUpdatedRows) === 0) throw new CompatLeaseLost(input.batchId);
-    await tx.deleteFrom('compat_staged_cargo').where('batch_id', '=', input.batchId).execute();
-    await tx.deleteFrom('compat_batch_requests').where('batch_id', '=', input.batchId).execute();
-  });
+  const failed = await database.write
+    .updateTable('compat_batches')
+    .set({ state: 'failed', failed_at: input.now, errors: input.errors, locked_by: null, locked_until: null })
+    .where('id', '=', input.batchId)
+    .where('state', '=', 'creating')
+    .where('locked_by', '=', input.lockedBy)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  if (Number(failed.numUpdatedRows) === 0) throw new CompatLeaseLost(input.batchId);
+  await dropBatchRows(database, 'compat_staged_cargo', input.batchId);
+  await dropBatchRows(database, 'compat_batch_requests', input.batchId);
 }
 
+/** Which batches a deletion takes (each in one conditional statement, so a deletion never races a creator). */
+export type CompatDeletion =
+  /** The sweeper: a batch being created whose creator's lease lapsed before `now`. */
+  | { kind: 'abandoned'; now: number }
+  /** The creator giving its own batch up. */
+  | { kind: 'given_up'; lockedBy: string }
+  /** DELETE of an ended batch. */
+  | { kind: 'ended' }
+  /** A visible batch past its retention. */
+  | { kind: 'expired' };
+
 /**
- * Deletes a batch with its request list and anything staged, in one transaction (a batch given
- * up while being created, a deleted Anthropic batch, a batch past its retention). Its cargo stay.
- * `onlyCreating` deletes it only while it is still being created.
+ * Deletes a batch: hidden at once (`deleted_at`, and a creator's lease taken from it: its next
+ * step throws CompatLeaseLost), then its staged rows and request list in chunks, then its row. A
+ * crash in between leaves it hidden, and the sweeper finishes (purgeDeletedCompatBatches). Its
+ * cargo stay. False when the batch is not one `which` takes.
  */
 export async function deleteCompatBatch(
   database: Database,
   batchId: string,
-  options: { onlyCreating?: boolean } = {},
+  which: CompatDeletion,
+  now: number,
 ): Promise<boolean> {
-  return database.write.transaction().execute(async (tx) => {
-    if (options.onlyCreating) {
-      const row = await tx.selectFrom('compat_batches').select('state').where('id', '=', batchId).executeTakeFirst();
-      if (row?.state !== 'creating') return false;
-    }
-    await tx.deleteFrom('compat_staged_cargo').where('batch_id', '=', batchId).execute();
-    await tx.deleteFrom('compat_batch_requests').where('batch_id', '=', batchId).execute();
-    const gone = await tx.deleteFrom('compat_batches').where('id', '=', batchId).executeTakeFirst();
-    return Number(gone.numDeletedRows) > 0;
-  });
+  let query = database.write
+    .updateTable('compat_batches')
+    .set({ deleted_at: now, locked_by: null, locked_until: null })
+    .where('id', '=', batchId)
+    .where('deleted_at', 'is', null);
+  if (which.kind === 'abandoned') {
+    query = query.where('state', '=', 'creating').where('locked_until', '<', which.now);
+  } else if (which.kind === 'given_up') {
+    query = query.where('state', '=', 'creating').where('locked_by', '=', which.lockedBy);
+  } else if (which.kind === 'ended') {
+    query = query.where('state', '=', 'ended');
+  } else {
+    query = query.where('state', '<>', 'creating');
+  }
+  if (Number((await query.executeTakeFirst()).numUpdatedRows) === 0) return false;
+  await purgeDeletedCompatBatch(database, batchId);
+  return true;
+}
+
+/** Deletes the rows of a batch hidden by deleteCompatBatch, in chunks, then the batch itself. */
+export async function purgeDeletedCompatBatch(database: Database, batchId: string): Promise<void> {
+  await dropBatchRows(database, 'compat_staged_cargo', batchId);
+  await dropBatchRows(database, 'compat_batch_requests', batchId);
+  await database.write
+    .deleteFrom('compat_batches')
+    .where('id', '=', batchId)
+    .where('deleted_at', 'is not', null)
+    .execute();
+}
+
+/** Batches hidden for deletion whose rows a crash left: for the sweeper. */
+export async function deletedCompatBatches(database: Database, limit: number): Promise<string[]> {
+  const rows = await database.read
+    .selectFrom('compat_batches')
+    .select('id')
+    .where('deleted_at', 'is not', null)
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.id);
 }
 
 /** A project's visible batch of one API (not one being created), or undefined. */
@@ -203,6 +259,7 @@ export async function findCompatBatch(
     .where('project_id', '=', input.projectId)
     .where('api', '=', input.api)
     .where('state', '<>', 'creating')
+    .where('deleted_at', 'is', null)
     .executeTakeFirst();
 }
 
@@ -219,7 +276,8 @@ export async function listCompatBatches(
     .selectAll()
     .where('project_id', '=', input.projectId)
     .where('api', '=', input.api)
-    .where('state', '<>', 'creating');
+    .where('state', '<>', 'creating')
+    .where('deleted_at', 'is', null);
   if (input.beforeId !== undefined) {
     const rows = await query
       .where('id', '>', input.beforeId)
@@ -236,83 +294,82 @@ export async function listCompatBatches(
   return { rows: rows.slice(0, input.limit), hasMore: rows.length > input.limit };
 }
 
-/** Where a batch's requests are, and when the last one ended. */
+/** Where a batch's requests are. */
 export interface CompatCounts {
   processing: number;
   succeeded: number;
   errored: number;
   canceled: number;
   expired: number;
-  /** When the latest result was stored (epoch ms), null when none is. */
-  lastResultAt: number | null;
 }
 
-/**
- * Counts a batch's requests by outcome, in one pass over its requests, their cargo and results:
- * the SQL twin of compat/request-outcome.ts (a request with a result row is terminal; `canceled`
- * and `canceled: …`, `expired: …` texts say how it ended).
- */
-export async function countCompatRequests(database: Database, batchId: string): Promise<CompatCounts> {
-  const { rows } = await sql<Record<keyof CompatCounts | 'total', string | number | null>>`
-    select count(*) as total,
-      sum(case when r.cargo_id is null then 1 else 0 end) as processing,
-      sum(case when r.success = 1 then 1 else 0 end) as succeeded,
-      sum(case when r.success = 0 and (r.error_message = 'canceled' or r.error_message like 'canceled:%') then 1 else 0 end)
-        as canceled,
-      sum(case when r.success = 0 and r.error_message like 'expired:%' then 1 else 0 end) as expired,
-      max(r.created_at) as "lastResultAt"
-    from compat_batch_requests q
-    join cargo c on c.id = q.cargo_id
-    left join results r on r.cargo_id = c.id
-    where q.batch_id = ${batchId}`.execute(database.read);
-  const row = rows[0];
-  const n = (value: string | number | null | undefined) => Number(value ?? 0);
-  const total = n(row?.total);
-  const counts = {
-    processing: n(row?.processing),
-    succeeded: n(row?.succeeded),
-    canceled: n(row?.canceled),
-    expired: n(row?.expired),
-  };
+/** A batch's counts, kept on its row by the trigger on `results` (migration 025): no cargo is read. */
+export function compatCountsOf(row: CompatBatchRow): CompatCounts {
+  const ended = row.succeeded + row.errored + row.canceled + row.expired;
   return {
-    ...counts,
-    errored: total - counts.processing - counts.succeeded - counts.canceled - counts.expired,
-    lastResultAt: row?.lastResultAt == null ? null : n(row.lastResultAt),
+    processing: Math.max(0, row.request_count - ended),
+    succeeded: row.succeeded,
+    errored: row.errored,
+    canceled: row.canceled,
+    expired: row.expired,
   };
 }
 
 /**
- * Ends an open batch whose requests are all terminal: its counts frozen, its files (OpenAI) set.
- * With `lockedBy`, only under that lease (the files were made under it). False when another
+ * Ends an open batch whose requests are all terminal (anthropic: no files). False when another
  * request or process ended it first.
  */
 export async function endCompatBatch(
   database: Database,
+  input: { batchId: string; endedAt: number },
+): Promise<boolean> {
+  const ended = await database.write
+    .updateTable('compat_batches')
+    .set({ state: 'ended', ended_at: input.endedAt, locked_by: null, locked_until: null })
+    .where('id', '=', input.batchId)
+    .where('state', '=', 'open')
+    .executeTakeFirst();
+  return Number(ended.numUpdatedRows) > 0;
+}
+
+/**
+ * Ends an open batch under `lockedBy`'s lease together with its output and error files (written,
+ * not yet ready): the files become ready, counted as held bytes of the project, and the batch
+ * ends in one transaction, so an ended batch always has its files. False when the lease was lost
+ * (nothing changes).
+ */
+export async function endCompatBatchWithFiles(
+  database: Database,
   input: {
     batchId: string;
+    projectId: string;
     endedAt: number;
-    counts: Pick<CompatCounts, 'succeeded' | 'errored' | 'canceled' | 'expired'>;
-    files?: { outputFileId: string | null; errorFileId: string | null; lockedBy: string };
+    lockedBy: string;
+    outputFile: { id: string; bytes: number } | null;
+    errorFile: { id: string; bytes: number } | null;
   },
 ): Promise<boolean> {
-  let query = database.write
-    .updateTable('compat_batches')
-    .set({
-      state: 'ended',
-      ended_at: input.endedAt,
-      succeeded: input.counts.succeeded,
-      errored: input.counts.errored,
-      canceled: input.counts.canceled,
-      expired: input.counts.expired,
-      output_file_id: input.files?.outputFileId ?? null,
-      error_file_id: input.files?.errorFileId ?? null,
-      locked_by: null,
-      locked_until: null,
-    })
-    .where('id', '=', input.batchId)
-    .where('state', '=', 'open');
-  if (input.files) query = query.where('locked_by', '=', input.files.lockedBy);
-  return Number((await query.executeTakeFirst()).numUpdatedRows) > 0;
+  return database.write.transaction().execute(async (tx) => {
+    const ended = await tx
+      .updateTable('compat_batches')
+      .set({
+        state: 'ended',
+        ended_at: input.endedAt,
+        output_file_id: input.outputFile?.id ?? null,
+        error_file_id: input.errorFile?.id ?? null,
+        locked_by: null,
+        locked_until: null,
+      })
+      .where('id', '=', input.batchId)
+      .where('state', '=', 'open')
+      .where('locked_by', '=', input.lockedBy)
+      .executeTakeFirst();
+    if (Number(ended.numUpdatedRows) === 0) return false;
+    for (const file of [input.outputFile, input.errorFile]) {
+      if (file) await readyCompatFile(tx, database, { fileId: file.id, projectId: input.projectId, bytes: file.bytes });
+    }
+    return true;
+  });
 }
 
 /** Takes the lease of an open batch (to make its files) unless another holder's is running. */
@@ -435,6 +492,7 @@ export async function abandonedCompatBatches(database: Database, now: number, li
     .select('id')
     .where('state', '=', 'creating')
     .where('locked_until', '<', now)
+    .where('deleted_at', 'is', null)
     .limit(limit)
     .execute();
   return rows.map((r) => r.id);
@@ -451,6 +509,7 @@ export async function unfinishedCompatCancels(
     .selectAll()
     .where('cancel_requested_at', '<', before)
     .where('cancel_done', '=', 0)
+    .where('deleted_at', 'is', null)
     .limit(limit)
     .execute();
 }
@@ -475,6 +534,7 @@ export async function expiredCompatBatches(database: Database, before: number, l
     .select('id')
     .where('created_at', '<', before)
     .where('state', '<>', 'creating')
+    .where('deleted_at', 'is', null)
     .limit(limit)
     .execute();
   return rows.map((r) => r.id);
@@ -494,6 +554,7 @@ export async function nextCompatBatchDue(
       union all select min(cancel_requested_at) + ${input.cancelGraceMs} as at from compat_batches
         where cancel_requested_at is not null and cancel_done = 0
       union all select min(created_at) + ${input.retentionMs} as at from compat_batches
+      union all select min(deleted_at) as at from compat_batches where deleted_at is not null
     ) due`.execute(database.read);
   const at = rows[0]?.at;
   return at == null ? null : Number(at);

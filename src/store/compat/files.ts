@@ -3,9 +3,9 @@
  * chunks so that every API process of a deployment serves every file: written a chunk at a time
  * under a lease (`writing`, invisible), made `ready` in one statement, read back a chunk at a time.
  */
-import { type Selectable, sql } from 'kysely';
+import { type Selectable, sql, type Transaction } from 'kysely';
 import type { Database } from '../database.js';
-import type { CompatFilesTable } from '../schema.js';
+import type { CompatFilesTable, Schema } from '../schema.js';
 import { acceptedCargoStatements, heldBytesStatements } from '../storage-usage.js';
 
 export type CompatFileRow = Selectable<CompatFilesTable>;
@@ -58,18 +58,36 @@ export async function finishCompatFile(
   input: { fileId: string; projectId: string; bytes: number; now: number; accepted: boolean },
 ): Promise<void> {
   await database.write.transaction().execute(async (tx) => {
-    const done = await tx
-      .updateTable('compat_files')
-      .set({ state: 'ready', bytes: input.bytes, locked_until: null })
-      .where('id', '=', input.fileId)
-      .where('state', '=', 'writing')
-      .executeTakeFirst();
-    if (Number(done.numUpdatedRows) === 0) throw new CompatFileLost(input.fileId);
-    const counters = input.accepted
-      ? acceptedCargoStatements(database, [{ projectId: input.projectId, bytes: input.bytes, at: input.now }])
-      : heldBytesStatements(database, input.projectId, input.bytes);
+    if (!input.accepted) return readyCompatFile(tx, database, input);
+    await markReady(tx, input);
+    const counters = acceptedCargoStatements(database, [
+      { projectId: input.projectId, bytes: input.bytes, at: input.now },
+    ]);
     for (const statement of counters) await tx.executeQuery(statement);
   });
+}
+
+/**
+ * Inside a transaction: a file barge made (a batch's output) becomes visible, its bytes held by
+ * the project. Throws CompatFileLost when the file is gone.
+ */
+export async function readyCompatFile(
+  tx: Transaction<Schema>,
+  database: Database,
+  input: { fileId: string; projectId: string; bytes: number },
+): Promise<void> {
+  await markReady(tx, input);
+  for (const statement of heldBytesStatements(database, input.projectId, input.bytes)) await tx.executeQuery(statement);
+}
+
+async function markReady(tx: Transaction<Schema>, input: { fileId: string; bytes: number }): Promise<void> {
+  const done = await tx
+    .updateTable('compat_files')
+    .set({ state: 'ready', bytes: input.bytes, locked_until: null })
+    .where('id', '=', input.fileId)
+    .where('state', '=', 'writing')
+    .executeTakeFirst();
+  if (Number(done.numUpdatedRows) === 0) throw new CompatFileLost(input.fileId);
 }
 
 /**
