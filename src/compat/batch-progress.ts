@@ -11,15 +11,14 @@ import type { Clock } from '../domain/clock.js';
 import {
   type CompatBatchRow,
   type CompatCounts,
-  type CompatRequestRow,
   claimCompatBatch,
   compatCountsOf,
-  compatRequestPage,
   endCompatBatch,
   endCompatBatchWithFiles,
   findCompatBatch,
   releaseCompatBatch,
 } from '../store/compat/batches.js';
+import { type CompatRequestRow, compatRequestPage } from '../store/compat/requests.js';
 import type { Database } from '../store/database.js';
 import { nextTurn, TimeSlices } from '../turns.js';
 import { newCompatId } from './ids.js';

@@ -387,6 +387,8 @@ export interface CompatBatchesTable {
   error_file_id: string | null;
   /** When its latest result was stored (migration 025). */
   last_result_at: number | null;
+  /** Set when its publish began: the batch is committed to, its cargo created a chunk at a time (migration 025). */
+  publish_started_at: number | null;
   /** Set when it is deleted: hidden at once, its rows deleted in chunks (migration 025). */
   deleted_at: number | null;
   /** The lease of whoever creates the batch or makes its files. */

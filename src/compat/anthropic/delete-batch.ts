@@ -1,7 +1,7 @@
 /** DELETE /v1/messages/batches/{id}: an ended batch and its results file are gone (404 afterwards); its cargo stay. */
 import { Type } from 'typebox';
 import type { TypedScope } from '../../http/typed-scope.js';
-import { deleteCompatBatch } from '../../store/compat/batches.js';
+import { deleteCompatBatch } from '../../store/compat/delete.js';
 import { batchProgress } from '../batch-progress.js';
 import { type CompatDeps, progressDeps } from '../deps.js';
 import { compatErrors } from '../error-shapes.js';

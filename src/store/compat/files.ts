@@ -90,27 +90,74 @@ async function markReady(tx: Transaction<Schema>, input: { fileId: string; bytes
   if (Number(done.numUpdatedRows) === 0) throw new CompatFileLost(input.fileId);
 }
 
+/** A file's chunks are deleted this many per transaction (4 MiB each: 16 MiB of pages freed at a time). */
+const DELETE_CHUNKS = 4;
+
 /**
- * Deletes a file and its chunks in one transaction; a ready file's bytes are released from its
- * project's storage. False when there was no such file.
+ * Deletes a file: hidden at once (a ready file becomes an unfinished one whose lease has lapsed,
+ * its bytes released from its project's storage, in one transaction), then its chunks a few per
+ * transaction, then its row with any chunk written meanwhile. A crash in between leaves an
+ * unfinished file, which the sweeper deletes. `lapsedBefore` (the sweeper) takes an unfinished
+ * file only when its lease lapsed before then, never one still being written. False when there
+ * was no such file.
  */
-export async function deleteCompatFile(database: Database, fileId: string): Promise<boolean> {
-  return database.write.transaction().execute(async (tx) => {
+export async function deleteCompatFile(
+  database: Database,
+  fileId: string,
+  options: { lapsedBefore?: number } = {},
+): Promise<boolean> {
+  const taken = await database.write.transaction().execute(async (tx) => {
     const file = await tx
       .selectFrom('compat_files')
-      .select(['project_id', 'state', 'bytes'])
+      .select(['project_id', 'state', 'bytes', 'locked_until'])
       .where('id', '=', fileId)
       .executeTakeFirst();
     if (!file) return false;
-    await tx.deleteFrom('compat_file_chunks').where('file_id', '=', fileId).execute();
-    await tx.deleteFrom('compat_files').where('id', '=', fileId).execute();
-    if (file.state === 'ready') {
-      for (const statement of heldBytesStatements(database, file.project_id, -Number(file.bytes))) {
-        await tx.executeQuery(statement);
-      }
+    if (file.state === 'writing') {
+      if (options.lapsedBefore === undefined) return true;
+      const lapsed = await tx
+        .updateTable('compat_files')
+        .set({ locked_until: 0 })
+        .where('id', '=', fileId)
+        .where('state', '=', 'writing')
+        .where('locked_until', '<', options.lapsedBefore)
+        .executeTakeFirst();
+      return Number(lapsed.numUpdatedRows) > 0;
+    }
+    await tx
+      .updateTable('compat_files')
+      .set({ state: 'writing', locked_until: 0 })
+      .where('id', '=', fileId)
+      .where('state', '=', 'ready')
+      .execute();
+    for (const statement of heldBytesStatements(database, file.project_id, -Number(file.bytes))) {
+      await tx.executeQuery(statement);
     }
     return true;
   });
+  if (!taken) return false;
+  for (;;) {
+    const result = await database.write
+      .deleteFrom('compat_file_chunks')
+      .where('file_id', '=', fileId)
+      .where(
+        'seq',
+        'in',
+        database.write
+          .selectFrom('compat_file_chunks')
+          .select('seq')
+          .where('file_id', '=', fileId)
+          .orderBy('seq')
+          .limit(DELETE_CHUNKS),
+      )
+      .executeTakeFirst();
+    if (Number(result.numDeletedRows) < DELETE_CHUNKS) break;
+  }
+  await database.write.transaction().execute(async (tx) => {
+    await tx.deleteFrom('compat_file_chunks').where('file_id', '=', fileId).execute();
+    await tx.deleteFrom('compat_files').where('id', '=', fileId).where('state', '=', 'writing').execute();
+  });
+  return true;
 }
 
 /** A project's ready file, or undefined. */

@@ -13,6 +13,9 @@ import { type Kysely, sql } from 'kysely';
  *   The outcome is the SQL twin of compat/request-outcome.ts (`canceled`, `canceled: …`,
  *   `expired: …`). PostgreSQL runs the trigger once a statement and locks the batches in id
  *   order, so two collectors never deadlock on them.
+ * - `compat_batches.publish_started_at`: a batch's cargo are created in bounded transactions
+ *   (the one transaction held SQLite's writer about 10 s per 256 MB); once the publish began the
+ *   batch is committed to, and the sweeper finishes a publish whose process died.
  * - `compat_batches.deleted_at`: a batch being deleted is hidden at once and its request list
  *   (up to 100,000 rows) deleted in chunks, never in one long transaction; a crash in between
  *   leaves it to the sweeper.
@@ -33,6 +36,13 @@ export async function up(db: Kysely<any>, dialect: 'sqlite' | 'postgres'): Promi
     .execute();
   await db.schema.alterTable('compat_batches').addColumn('last_result_at', 'bigint').execute();
   await db.schema.alterTable('compat_batches').addColumn('deleted_at', 'bigint').execute();
+  await db.schema.alterTable('compat_batches').addColumn('publish_started_at', 'bigint').execute();
+  // A publish chunk is cut by the sizes of its requests, read from here rather than from the rows.
+  await db.schema
+    .createIndex('compat_staged_cargo_sizes')
+    .on('compat_staged_cargo')
+    .columns(['batch_id', 'position', 'request_bytes'])
+    .execute();
   await db.schema
     .createIndex('compat_batches_deleted')
     .on('compat_batches')
