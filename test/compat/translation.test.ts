@@ -350,6 +350,15 @@ describe('barge → OpenAI: chat completions, output and error lines, the Batch'
       usage: { prompt_tokens: 16, completion_tokens: 4, total_tokens: 20 },
     });
   });
+  test('a message without text (only a tool call, or empty) has content "", never null', () => {
+    for (const content of [[], [{ type: 'tool_use', id: 't', name: 'f', input: {} }], undefined]) {
+      const completion = chatCompletionOf(
+        JSON.stringify({ id: 'msg_2', model: 'm', content, stop_reason: 'end_turn' }),
+        0,
+      );
+      assert.equal(completion.choices[0]?.message.content, '');
+    }
+  });
   const request = { cargoId: 'crg_01jd5q3k8m9x2v4w6y8z0a1b2c', customId: 'q', resultAt: 0 };
   test('a succeeded request is an output line', () => {
     const { file, line } = outputLineOf(request, { type: 'succeeded', messageJson: message({}) });
