@@ -3,11 +3,11 @@
  * file) into a batch being created: each line's envelope checked and its body translated
  * (chat-request.ts), then checked as POST /cargo/load checks a body's `params`, and staged. A bad
  * line is an entry of the batch's `errors` with its 1-based line number, and then no cargo is
- * created (decisions.md). At most MAX_LINES requests, each line at most the cargo body limit;
+ * created (decisions.md). At most `maxLines` requests, each line at most the cargo body limit;
  * errors are reported up to MAX_ERRORS, each message and param cut at MAX_QUOTED_TEXT characters.
  */
 
-import { findPoisonedKey } from '../../http/errors.js';
+import { findPoisonedKey } from '../../domain/poisoned-keys.js';
 import { TimeSlices } from '../../turns.js';
 import type { BatchIntake } from '../batch-intake.js';
 import { isRefusal } from '../batch-intake.js';
@@ -15,8 +15,6 @@ import { cutText } from '../error-shapes.js';
 import { lineProblemOf, translateLine } from './chat-request.js';
 import type { BatchError } from './objects.js';
 
-/** OpenAI's limit of requests in one batch. */
-export const MAX_LINES = 50_000;
 /** A failed batch lists at most this many errors (a file of bad lines has as many as lines). */
 export const MAX_ERRORS = 1000;
 
@@ -67,8 +65,9 @@ export async function readBatchLines(
   lines: AsyncIterable<FileLine>,
   intake: BatchIntake,
   endpoint: string,
-  maxLineBytes: number,
+  limits: { maxLineBytes: number; maxLines: number },
 ): Promise<BatchError[]> {
+  const { maxLineBytes, maxLines } = limits;
   const errors: BatchError[] = [];
   const seen = new Set<string>();
   const slices = new TimeSlices();
@@ -89,10 +88,10 @@ export async function readBatchLines(
     }
     const text = read.text;
     if (text.trim() === '') continue;
-    if (++requests > MAX_LINES) {
+    if (++requests > maxLines) {
       errors.push({
         code: 'too_many_tasks',
-        message: `The batch input file has more than ${MAX_LINES} requests; the limit is ${MAX_LINES}.`,
+        message: `The batch input file has more than ${maxLines} requests; the limit is ${maxLines}.`,
         param: null,
         line: null,
       });

@@ -98,12 +98,10 @@ export function registerCreateBatch(app: TypedScope, deps: CompatDeps): void {
       });
       try {
         const chunks = countedChunks(compatFileChunks(deps.database, file.id));
-        const errors = await readBatchLines(
-          linesOfChunks(chunks, deps.maxRequestBytes),
-          intake,
-          CHAT_COMPLETIONS,
-          deps.maxRequestBytes,
-        );
+        const errors = await readBatchLines(linesOfChunks(chunks, deps.maxRequestBytes), intake, CHAT_COMPLETIONS, {
+          maxLineBytes: deps.maxRequestBytes,
+          maxLines: deps.limits.fileLines,
+        });
         // Reading stops early only at an error; a file read whole must be as long as it was stored.
         if (errors.length === 0 && chunks.bytes() !== Number(file.bytes)) {
           throw compatErrors.invalidBody(
