@@ -8,6 +8,10 @@ import type {
   BatchStatus,
   CargoStatus,
   ChannelName,
+  CompatApiName,
+  CompatBatchState,
+  CompatFilePurpose,
+  CompatFileState,
   ConnectionStatus,
   DeliveryStatus,
   OutboxStatus,
@@ -361,9 +365,9 @@ export interface BudgetAlertsTable {
 export interface CompatBatchesTable {
   id: string;
   project_id: string;
-  api: 'anthropic' | 'openai';
+  api: CompatApiName;
   /** `creating` (invisible, staged), `open` (its cargo exist), `failed` (OpenAI lines refused), `ended`. */
-  state: 'creating' | 'open' | 'failed' | 'ended';
+  state: CompatBatchState;
   request_count: Generated<number>;
   created_at: number;
   /** When its cargo were created (the batch became visible). */
@@ -430,10 +434,10 @@ export interface CompatStagedCargoTable {
 export interface CompatFilesTable {
   id: string;
   project_id: string;
-  purpose: 'batch' | 'batch_output';
+  purpose: CompatFilePurpose;
   filename: string;
   bytes: Generated<number>;
-  state: 'writing' | 'ready';
+  state: CompatFileState;
   created_at: number;
   expires_at: number;
   /** While `writing`: past this, the sweeper deletes the unfinished file. */
