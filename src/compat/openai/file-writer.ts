@@ -8,7 +8,7 @@ import {
   appendCompatFileChunk,
   beginCompatFile,
   deleteCompatFile,
-  finishCompatFile,
+  finishCompatUpload,
 } from '../../store/compat/files.js';
 import type { Database } from '../../store/database.js';
 import type { CompatFilesTable } from '../../store/schema.js';
@@ -62,15 +62,14 @@ export class CompatFileWriter {
     return this.total;
   }
 
-  /** Makes the file visible (an upload counts against the project's bytes of the day too). */
-  async finish(options: { accepted: boolean }): Promise<void> {
+  /** Makes an upload visible, counted against the project's bytes of the day and held. */
+  async finishUpload(): Promise<void> {
     await this.flushAll();
-    await finishCompatFile(this.deps.database, {
+    await finishCompatUpload(this.deps.database, {
       fileId: this.file.id,
       projectId: this.file.projectId,
       bytes: this.total,
       now: this.deps.clock.now(),
-      accepted: options.accepted,
     });
   }
 

@@ -97,7 +97,7 @@ export function registerUploadFile(app: TypedScope, deps: CompatDeps): void {
         // The budget was checked against the declared length before; the stored size is checked now.
         await deps.intake.storage.disk?.check(writer.bytes);
         await deps.intake.storage.budget.check(auth, writer.bytes);
-        await writer.finish({ accepted: true });
+        await writer.finishUpload();
       } catch (err) {
         await writer?.abandon();
         if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') {

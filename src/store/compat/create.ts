@@ -113,7 +113,7 @@ export async function beginCompatPublish(
 }
 
 /** How much one publish transaction moves: at most this many staged cargo, or about this many bytes of requests. */
-export const PUBLISH_CHUNK = { rows: 1000, bytes: 8 * 1024 * 1024 };
+const PUBLISH_CHUNK = { rows: 1000, bytes: 8 * 1024 * 1024 };
 
 /**
  * Moves the next chunk of a publishing batch's staged cargo (in submission order) into `cargo`,

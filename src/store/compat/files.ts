@@ -49,16 +49,15 @@ export async function appendCompatFileChunk(
 }
 
 /**
- * Makes a written file visible with its size, counted against the project's storage budget: an
- * upload as bytes accepted today and held, a file barge made (a batch's output) as held only.
- * Throws CompatFileLost when the file is gone.
+ * Makes an uploaded file visible with its size, counted against the project's storage budget as
+ * bytes accepted today and held (a file barge makes is made ready with its batch's end:
+ * readyCompatFile). Throws CompatFileLost when the file is gone.
  */
-export async function finishCompatFile(
+export async function finishCompatUpload(
   database: Database,
-  input: { fileId: string; projectId: string; bytes: number; now: number; accepted: boolean },
+  input: { fileId: string; projectId: string; bytes: number; now: number },
 ): Promise<void> {
   await database.write.transaction().execute(async (tx) => {
-    if (!input.accepted) return readyCompatFile(tx, database, input);
     await markReady(tx, input);
     const counters = acceptedCargoStatements(database, [
       { projectId: input.projectId, bytes: input.bytes, at: input.now },
