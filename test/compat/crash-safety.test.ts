@@ -167,6 +167,23 @@ for (const backend of await backends()) {
       // The old publisher wakes up: its lease is gone, it changes nothing.
       await assert.rejects(publishCompatChunk(h.db.database, step), CompatLeaseLost);
       assert.equal(await count('cargo'), 5);
+
+      // The counts live on the batch's row, moved as each result is stored (here by the cancel).
+      const canceled = await h.app.request('POST', `/v1/messages/batches/${id}/cancel`, { headers });
+      assert.equal(canceled.body.processing_status, 'ended');
+      assert.deepEqual(canceled.body.request_counts, {
+        processing: 0,
+        succeeded: 0,
+        errored: 0,
+        canceled: 5,
+        expired: 0,
+      });
+      const row = await h.db.database.read
+        .selectFrom('compat_batches')
+        .select(['canceled', 'last_result_at'])
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
+      assert.deepEqual({ ...row, canceled: Number(row.canceled) }, { canceled: 5, last_result_at: clock.now() });
     });
 
     test('a cancel recorded but not done is seen through; batches and files go at the end of their retention', async () => {

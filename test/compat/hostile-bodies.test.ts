@@ -1,12 +1,13 @@
 /**
- * Hostile bodies on the batch endpoints, with a cargo body limit of 64 KiB so that bodies of a
- * few MB reach every bound: one JSON token larger than a request anywhere in a Message Batches
+ * Hostile bodies on the batch endpoints, with a cargo body limit of 64 KiB and batches of at most
+ * 3 requests (BARGE_COMPAT_*), so that bodies of a few MB reach every bound: one JSON token larger than a request anywhere in a Message Batches
  * create, a Batch input file of one huge line, error messages that quote what the tenant sent.
  * Each is refused (4xx, or a failed batch naming the line) with an answer of bounded size.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import OpenAI, { toFile } from 'openai';
+import { PROVIDER_LIMITS } from '../../src/domain/compat-limits.js';
 import { createProjectWithKey, startTestApp, type TestApp } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
 
@@ -27,7 +28,9 @@ for (const backend of await backends()) {
     let key: string;
     before(async () => {
       db = await backend.create();
-      app = await startTestApp(db.database, { config: { bodyLimitBytes: LIMIT } });
+      app = await startTestApp(db.database, {
+        config: { bodyLimitBytes: LIMIT, compatLimits: { ...PROVIDER_LIMITS, batchRequests: 3, fileLines: 3 } },
+      });
       key = (await createProjectWithKey(db.database)).key;
     });
     after(async () => {
@@ -58,6 +61,31 @@ for (const backend of await backends()) {
         assert.match(res.body.error.message, new RegExp(`limit of ${LIMIT} bytes`));
         assert.ok(res.text.length < 1000, `the answer is ${res.text.length} bytes`);
       }
+    });
+
+    test('the lowered limits hold: a fourth request, a fourth line', async () => {
+      const request = (i: number) => ({
+        custom_id: `r${i}`,
+        params: { model: 'svc-mock', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] },
+      });
+      const res = await create(JSON.stringify({ requests: [0, 1, 2, 3].map(request) }));
+      assert.equal(res.status, 400);
+      assert.match(res.body.error.message, /at most 3 items/);
+      const sdk = new OpenAI({ apiKey: key, baseURL: `${app.url}/v1`, maxRetries: 0 });
+      const file = await sdk.files.create({
+        file: await toFile(Buffer.from([0, 1, 2, 3].map((i) => line(`l${i}`, chat('hi'))).join('\n')), 'in.jsonl'),
+        purpose: 'batch',
+      });
+      const batch = await sdk.batches.create({
+        input_file_id: file.id,
+        endpoint: '/v1/chat/completions',
+        completion_window: '24h',
+      });
+      assert.equal(batch.status, 'failed');
+      assert.deepEqual(
+        batch.errors?.data?.map((e) => e.code),
+        ['too_many_tasks'],
+      );
     });
 
     test('a refusal that quotes the tenant (an unknown key of 20,000 characters) is cut', async () => {
