@@ -7,7 +7,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import OpenAI, { toFile } from 'openai';
+import { systemClock } from '../../src/domain/clock.js';
 import { PROVIDER_LIMITS } from '../../src/domain/compat-limits.js';
+import { setStorageBudget } from '../../src/operations/set-storage-budget.js';
 import { createProjectWithKey, startTestApp, type TestApp } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
 
@@ -61,6 +63,40 @@ for (const backend of await backends()) {
         assert.match(res.body.error.message, new RegExp(`limit of ${LIMIT} bytes`));
         assert.ok(res.text.length < 1000, `the answer is ${res.text.length} bytes`);
       }
+    });
+
+    test('an upload that declares no length is held to the storage budget at its real size', async () => {
+      const { slug, key: small } = await createProjectWithKey(db.database);
+      const budget = await setStorageBudget(
+        { database: db.database, clock: systemClock },
+        { slug, dailyBytes: 100_000 },
+      );
+      assert.ok(budget.ok);
+      const file = `${line('a', chat('z'.repeat(50_000)))}\n${line('b', chat('z'.repeat(50_000)))}\n`;
+      const parts = [
+        '--b\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nbatch\r\n',
+        '--b\r\nContent-Disposition: form-data; name="file"; filename="in.jsonl"\r\n\r\n',
+        file,
+        '\r\n--b--\r\n',
+      ];
+      // Streamed: no Content-Length, so nothing is known of its size before it is read.
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          const part = parts.shift();
+          if (part === undefined) controller.close();
+          else controller.enqueue(new TextEncoder().encode(part));
+        },
+      });
+      const res = await fetch(`${app.url}/v1/files`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${small}`, 'content-type': 'multipart/form-data; boundary=b' },
+        body,
+        duplex: 'half',
+      } as RequestInit);
+      const answer = (await res.json()) as { error: { message: string } };
+      assert.equal(res.status, 429, JSON.stringify(answer));
+      const listed = await app.request('GET', '/v1/files', { headers: { authorization: `Bearer ${small}` } });
+      assert.deepEqual(listed.body.data, [], 'nothing of it is kept');
     });
 
     test('the lowered limits hold: a fourth request, a fourth line', async () => {

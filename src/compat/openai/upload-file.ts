@@ -98,6 +98,7 @@ export function registerUploadFile(app: TypedScope, deps: CompatDeps): void {
         await deps.intake.storage.disk?.check(writer.bytes);
         await deps.intake.storage.budget.check(auth, writer.bytes);
         await writer.finishUpload();
+        deps.intake.storage.budget.accepted(auth.projectId, writer.bytes, deps.clock.now());
       } catch (err) {
         await writer?.abandon();
         if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') {
