@@ -99,6 +99,22 @@ for (const backend of await backends()) {
       assert.deepEqual(listed.body.data, [], 'nothing of it is kept');
     });
 
+    test('an input file that reads back shorter than it was stored is refused, and makes no batch', async () => {
+      const sdk = new OpenAI({ apiKey: key, baseURL: `${app.url}/v1`, maxRetries: 0 });
+      const file = await sdk.files.create({
+        file: await toFile(Buffer.from(`${line('a', chat('hi'))}\n`), 'in.jsonl'),
+        purpose: 'batch',
+      });
+      // What a store that lost a chunk would hold: the file's row says more bytes than its chunks have.
+      await db.database.write.deleteFrom('compat_file_chunks').where('file_id', '=', file.id).execute();
+      const before = await sdk.batches.list();
+      await assert.rejects(
+        sdk.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' }),
+        (err: unknown) => err instanceof OpenAI.BadRequestError && /incomplete: 0 of its \d+ bytes/.test(err.message),
+      );
+      assert.equal((await sdk.batches.list()).data.length, before.data.length);
+    });
+
     test('the lowered limits hold: a fourth request, a fourth line', async () => {
       const request = (i: number) => ({
         custom_id: `r${i}`,

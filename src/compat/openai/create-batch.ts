@@ -42,16 +42,19 @@ const CreateBody = Type.Object(
   },
 );
 
-/** The chunks of a file, counting the bytes read. */
-function countedChunks(chunks: AsyncIterable<Buffer>): AsyncIterable<Buffer> & { bytes(): number } {
+/** The chunks of a file, counting the bytes read and saying whether the reading reached the end. */
+function countedChunks(chunks: AsyncIterable<Buffer>): AsyncIterable<Buffer> & { bytes(): number; ended(): boolean } {
   let bytes = 0;
+  let ended = false;
   return {
     bytes: () => bytes,
+    ended: () => ended,
     async *[Symbol.asyncIterator]() {
       for await (const chunk of chunks) {
         bytes += chunk.length;
         yield chunk;
       }
+      ended = true;
     },
   };
 }
@@ -102,8 +105,8 @@ export function registerCreateBatch(app: TypedScope, deps: CompatDeps): void {
           maxLineBytes: deps.maxRequestBytes,
           maxLines: deps.limits.fileLines,
         });
-        // Reading stops early only at an error; a file read whole must be as long as it was stored.
-        if (errors.length === 0 && chunks.bytes() !== Number(file.bytes)) {
+        // A file read to its end must be as long as it was stored (a chunk missing: refused).
+        if (chunks.ended() && chunks.bytes() !== Number(file.bytes)) {
           throw compatErrors.invalidBody(
             `The input file is incomplete: ${chunks.bytes()} of its ${file.bytes} bytes could be read.`,
             'input_file_id',
