@@ -42,8 +42,7 @@ export function findPoisonedKey(value: unknown): ApiError | null {
     if (ctor !== null && typeof ctor === 'object' && Object.hasOwn(ctor, 'prototype')) {
       return errors.forbiddenJsonKey('constructor.prototype', pathOf(visit));
     }
-    for (const key in node) {
-      if (!Object.hasOwn(node, key)) continue;
+    for (const key of Object.keys(node)) {
       const child: unknown = (node as Record<string, unknown>)[key];
       if (child !== null && typeof child === 'object') stack.push({ node: child, parent: visit, key });
     }
