@@ -146,6 +146,7 @@ export async function claimCompatBatch(
     .set({ locked_by: input.lockedBy, locked_until: input.until })
     .where('id', '=', input.batchId)
     .where('state', '=', 'open')
+    .where('deleted_at', 'is', null)
     .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', input.now)]))
     .executeTakeFirst();
   return Number(claimed.numUpdatedRows) > 0;

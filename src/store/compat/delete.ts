@@ -5,8 +5,12 @@
  */
 import type { Database } from '../database.js';
 
-/** Rows of a batch (staged cargo, its request list) are deleted in chunks of this many, each its own transaction. */
-const DROP_CHUNK = 2000;
+/**
+ * Rows of a batch deleted per statement (each its own transaction): a request list's rows are
+ * narrow; a staged cargo row holds its request (2.5 KB on average in a full 256 MB batch), whose
+ * pages a delete frees.
+ */
+const DROP_CHUNK = { compat_batch_requests: 2000, compat_staged_cargo: 200 } as const;
 
 /** Deletes a batch's rows of `table`, a chunk per statement, so no one transaction holds the writer long. */
 export async function dropBatchRows(
@@ -26,10 +30,10 @@ export async function dropBatchRows(
           .select('position')
           .where('batch_id', '=', batchId)
           .orderBy('position')
-          .limit(DROP_CHUNK),
+          .limit(DROP_CHUNK[table]),
       )
       .executeTakeFirst();
-    if (Number(result.numDeletedRows) < DROP_CHUNK) return;
+    if (Number(result.numDeletedRows) < DROP_CHUNK[table]) return;
   }
 }
 
@@ -52,7 +56,7 @@ export type CompatDeletion =
 /**
  * Deletes a batch: hidden at once (`deleted_at`, and a creator's lease taken from it: its next
  * step throws CompatLeaseLost), then its staged rows and request list in chunks, then its row. A
- * crash in between leaves it hidden, and the sweeper finishes (purgeDeletedCompatBatches). Its
+ * crash in between leaves it hidden, and the sweeper finishes (purgeDeletedCompatBatch). Its
  * cargo stay. False when the batch is not one `which` takes.
  */
 export async function deleteCompatBatch(
