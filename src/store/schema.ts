@@ -375,7 +375,7 @@ export interface CompatBatchesTable {
   cancel_requested_at: number | null;
   /** 1 once every cargo a cancel could stop was canceled. */
   cancel_done: Generated<number>;
-  /** When its last request ended (counts frozen, files made). */
+  /** When its last request ended (files made). */
   ended_at: number | null;
   failed_at: number | null;
   /** Its requests by outcome, moved by a trigger on `results` as each ends (migration 025). */

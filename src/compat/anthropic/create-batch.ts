@@ -2,7 +2,8 @@
  * POST /v1/messages/batches: a Message Batch, each request one cargo of the project. The body is
  * read as a stream (RequestsReader) and each request checked and staged as it arrives; one
  * invalid request refuses the whole batch (400 naming its index, as Anthropic does), and the
- * batch's cargo are created in one transaction at the end (compat/batch-intake.ts).
+ * batch is committed to at the end and its cargo created in bounded transactions
+ * (compat/batch-intake.ts).
  */
 import type { Readable } from 'node:stream';
 import { Type } from 'typebox';
