@@ -549,6 +549,20 @@ describe('reading bodies as they arrive', () => {
     for await (const l of linesOfChunks(chunks(), 20)) lines.push(l);
     assert.deepEqual(lines, [{ text: '{"a":1}' }, { tooLong: 50 }, { text: '{"b":2}' }]);
   });
+  test('a line of 100 KB in chunks of one byte is split in linear time', async () => {
+    const bytes = Buffer.from(`${'q'.repeat(100_000)}\nend`);
+    const chunks = async function* () {
+      for (let at = 0; at < bytes.length; at++) yield bytes.subarray(at, at + 1);
+    };
+    const started = Date.now();
+    const lines = [];
+    for await (const l of linesOfChunks(chunks(), 2 * 1024 * 1024)) lines.push(l);
+    assert.deepEqual(
+      lines.map((l) => ('text' in l ? l.text.length : l)),
+      [100_000, 3],
+    );
+    assert.ok(Date.now() - started < 5000, `it took ${Date.now() - started} ms`);
+  });
   test('one line of 64 MiB in 64 KiB chunks is split in linear time', async () => {
     const chunk = Buffer.alloc(64 * 1024, 'y');
     const chunks = async function* () {

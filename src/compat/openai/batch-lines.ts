@@ -26,25 +26,32 @@ export type FileLine = { text: string } | { tooLong: number };
 
 /**
  * Splits chunks of bytes into lines (`\n`, with a `\r` before it dropped). Linear in the bytes
- * however they are cut: each byte is looked at once (a line's pieces are joined once, when it
- * ends), and a line longer than `maxLineBytes` is not kept: it is reported by its length and the
- * rest of it skipped, so one huge line never sits in memory.
+ * however they are cut, into few large chunks or many tiny ones: each byte is looked at once and
+ * copied once into the line's buffer (which doubles as it must, up to the cap). A line longer
+ * than `maxLineBytes` is not kept: it is reported by its length and the rest of it skipped, so
+ * one huge line never sits in memory.
  */
 export async function* linesOfChunks(chunks: AsyncIterable<Buffer>, maxLineBytes: number): AsyncGenerator<FileLine> {
   const decoder = new TextDecoder();
-  let pieces: Buffer[] = [];
+  let buffer = Buffer.allocUnsafe(Math.min(64 * 1024, maxLineBytes));
   let length = 0;
   const take = (piece: Buffer) => {
-    length += piece.length;
-    if (length <= maxLineBytes) pieces.push(piece);
-    else pieces = [];
+    const end = length + piece.length;
+    if (end <= maxLineBytes) {
+      if (end > buffer.length) {
+        const grown = Buffer.allocUnsafe(Math.min(Math.max(end, 2 * buffer.length), maxLineBytes));
+        buffer.copy(grown, 0, 0, length);
+        buffer = grown;
+      }
+      piece.copy(buffer, length);
+    }
+    length = end;
   };
   const line = (): FileLine => {
     const out: FileLine =
       length > maxLineBytes
         ? { tooLong: length }
-        : { text: decoder.decode(pieces.length === 1 ? pieces[0] : Buffer.concat(pieces, length)).replace(/\r$/, '') };
-    pieces = [];
+        : { text: decoder.decode(buffer.subarray(0, length)).replace(/\r$/, '') };
     length = 0;
     return out;
   };
