@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
+import { type CompatLimits, PROVIDER_LIMITS } from './domain/compat-limits.js';
 import {
   type CatalogEndpoint,
   type ModelCatalog,
@@ -99,6 +100,8 @@ export interface Config {
    * (`results_url`) start with it, else with the scheme and Host of the request that asked.
    */
   explicitPublicBaseUrl: string | null;
+  /** The provider-compatible endpoints' limits (BARGE_COMPAT_*), at most the providers' own. */
+  compatLimits: CompatLimits;
   /** Outgoing mail (a connection's incident mail); null url: no mail is sent. */
   smtp: { url: string | null; from: string };
   /** Dashboard sessions (src/http/admin/auth.ts): how long one lasts unused, and at most. */
@@ -314,6 +317,30 @@ export function loadConfig(source: Env = process.env): Config {
     publicBaseUrl: publicBaseUrl(read('BARGE_PUBLIC_BASE_URL'), read('PORT')),
     explicitPublicBaseUrl:
       read('BARGE_PUBLIC_BASE_URL') === undefined ? null : publicBaseUrl(read('BARGE_PUBLIC_BASE_URL'), read('PORT')),
+    compatLimits: {
+      batchRequests: integer(
+        read,
+        'BARGE_COMPAT_BATCH_MAX_REQUESTS',
+        PROVIDER_LIMITS.batchRequests,
+        1,
+        PROVIDER_LIMITS.batchRequests,
+      ),
+      batchBytes: integer(
+        read,
+        'BARGE_COMPAT_BATCH_MAX_BYTES',
+        PROVIDER_LIMITS.batchBytes,
+        1024,
+        PROVIDER_LIMITS.batchBytes,
+      ),
+      fileBytes: integer(
+        read,
+        'BARGE_COMPAT_FILE_MAX_BYTES',
+        PROVIDER_LIMITS.fileBytes,
+        1024,
+        PROVIDER_LIMITS.fileBytes,
+      ),
+      fileLines: integer(read, 'BARGE_COMPAT_FILE_MAX_LINES', PROVIDER_LIMITS.fileLines, 1, PROVIDER_LIMITS.fileLines),
+    },
     smtp: {
       url: smtpUrl(read('BARGE_SMTP_URL')),
       from: mailAddress(read('BARGE_SMTP_FROM') ?? 'barge <barge@localhost>'),

@@ -6,12 +6,8 @@
  */
 import type { Clock } from '../domain/clock.js';
 import { cancelManyCargo } from '../store/cargo/cancel.js';
-import {
-  type CompatBatchRow,
-  cancelableCargoIds,
-  markCompatCancelDone,
-  requestCompatCancel,
-} from '../store/compat/batches.js';
+import { type CompatBatchRow, markCompatCancelDone, requestCompatCancel } from '../store/compat/batches.js';
+import { cancelableCargoIds } from '../store/compat/requests.js';
 import type { Database } from '../store/database.js';
 
 /** Records the cancel of an open batch and cancels what it can; an ended batch is left as it is. */

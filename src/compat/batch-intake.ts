@@ -1,15 +1,17 @@
 /**
  * Creating a provider-compatible batch: each request is checked as POST /cargo/load checks a
  * body's `params` (schema, request surface, routing, model policy, allowlist, budgets), staged a
- * chunk at a time as it arrives, and the whole batch's cargo are created in one transaction at
- * the end (store/compat/batches.ts), or nothing is.
+ * chunk at a time as it arrives; at the end the batch is committed to in one transaction (the
+ * budgets take it whole) and its cargo are created in bounded transactions (batch-publish.ts).
+ * Until that commit nothing of the batch is visible, and a refusal leaves nothing.
  *
- * Why staged chunks and one short transaction, not one transaction over the whole upload: a
- * 256 MB create arrives over seconds to a minute, and on SQLite a transaction open that long would
- * hold the database's one write lock (every other submission waits); staged rows cost one more
- * copy, made inside the database. A batch being created is invisible (`creating`) under its
- * creator's lease; a crash leaves it to the sweeper (compat/sweeper.ts), which deletes it once the
- * lease lapses. bench/RESULTS.md has the figures.
+ * Why staged chunks and bounded transactions, not one transaction over the whole upload or the
+ * whole batch: a 256 MB create arrives over seconds to a minute, and creating its cargo in one
+ * transaction held SQLite's one write lock about 10 s (every other submission waited); staged rows
+ * cost one more copy, made inside the database. A batch being created is invisible (`creating`)
+ * under its creator's lease; a crash before the commit leaves it to the sweeper
+ * (compat/sweeper.ts), which deletes it once the lease lapses, and a crash after it too, which
+ * then creates the rest of its cargo. bench/RESULTS.md has the figures.
  */
 import { randomUUID } from 'node:crypto';
 import { storedRequestText } from '../domain/batch-requests.js';
@@ -20,31 +22,32 @@ import {
   providerRequests,
   routePrices,
 } from '../domain/cargo-checks.js';
-import { LIMITS } from '../domain/cargo-request.js';
 import type { Clock } from '../domain/clock.js';
 import type { FieldError } from '../domain/errors.js';
 import { errors } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import type { ModelRoute } from '../domain/model-routing.js';
+import { findPoisonedKey } from '../domain/poisoned-keys.js';
 import type { Message, ModelSettings } from '../domain/request-surface.js';
+import { fieldErrors } from '../domain/schema-errors.js';
 import { type Budgets, estimateNano, hasBudget } from '../domain/spend.js';
 import type { AuthContext } from '../http/auth.js';
 import type { DiskGuard } from '../http/disk-guard.js';
-import { fieldErrors, findPoisonedKey } from '../http/errors.js';
 import type { SpendBudget } from '../http/spend-budget.js';
 import type { StorageBudget } from '../http/storage-budget.js';
 import type { Validate } from '../http/validation.js';
+import type { CompatApi } from '../store/compat/batches.js';
 import {
   beginCompatBatch,
-  type CompatApi,
-  deleteCompatBatch,
-  dropStagedCargo,
+  beginCompatPublish,
+  CompatLeaseLost,
   failCompatBatch,
-  publishCompatBatch,
   stageCompatRequests,
-} from '../store/compat/batches.js';
+} from '../store/compat/create.js';
+import { deleteCompatBatch } from '../store/compat/delete.js';
 import type { Database } from '../store/database.js';
 import type { CompatBatchRequestsTable, CompatStagedCargoTable } from '../store/schema.js';
+import { publishStaged } from './batch-publish.js';
 
 export interface IntakeDeps {
   database: Database;
@@ -226,8 +229,10 @@ export class BatchIntake {
   }
 
   /**
-   * Creates every cargo of the batch in one transaction, after the project's storage and spend
-   * budgets take the whole batch (429, 503 or 402 otherwise, and nothing is created).
+   * Creates every cargo of the batch, after the project's storage and spend budgets take the
+   * whole batch (429, 503 or 402 otherwise, and nothing is created): the publish begins in one
+   * transaction that commits to the batch, then the cargo are created a bounded chunk per
+   * transaction (batch-publish.ts) and the batch opens.
    */
   async publish(): Promise<void> {
     await this.stage();
@@ -240,13 +245,13 @@ export class BatchIntake {
     const now = deps.clock.now();
     const started = performance.now();
     try {
-      await publishCompatBatch(deps.database, {
+      await beginCompatPublish(deps.database, {
         batchId: this.batchId,
         projectId: auth.projectId,
         lockedBy: this.lockedBy,
+        lockedUntil: now + deps.leaseMs,
         now,
         requestCount: this.count,
-        resultTtlSeconds: LIMITS.defaultTtlSeconds,
         bytes: this.bytes,
         reservedNusd: this.estimate,
       });
@@ -255,7 +260,16 @@ export class BatchIntake {
       throw err;
     }
     this.settled = true;
-    // How long the one transaction that made the cargo took (docs/compat.md has the figures).
+    if (reservation) deps.spend.settle(reservation, true);
+    deps.storage.budget.accepted(auth.projectId, this.bytes, now);
+    try {
+      await publishStaged(deps, this.batchId, this.lockedBy);
+    } catch (err) {
+      // This process stalled past its lease and the sweeper took the publish over: it finishes it.
+      if (!(err instanceof CompatLeaseLost)) throw err;
+      deps.log.warn({ batch: this.batchId }, 'the sweeper took over the publish of a batch');
+    }
+    // How long making the cargo took (docs/compat.md has the figures).
     deps.log.info(
       {
         batch: this.batchId,
@@ -265,13 +279,7 @@ export class BatchIntake {
       },
       'batch cargo created',
     );
-    if (reservation) deps.spend.settle(reservation, true);
-    deps.storage.budget.accepted(auth.projectId, this.bytes, now);
     deps.onCargoCreated([...this.routes.values()]);
-    // The staged copies are garbage now; a crash before they are gone leaves them to the sweeper.
-    await dropStagedCargo(deps.database, this.batchId).catch((err: unknown) =>
-      deps.log.warn({ err, batch: this.batchId }, 'could not drop the staged cargo of a created batch'),
-    );
   }
 
   /** An OpenAI batch whose lines were refused: visible as `failed` with `errorsJson`, no cargo. */
@@ -289,7 +297,12 @@ export class BatchIntake {
   async abandon(): Promise<void> {
     if (this.settled) return;
     this.settled = true;
-    await deleteCompatBatch(this.deps.database, this.batchId, { onlyCreating: true }).catch((err: unknown) =>
+    await deleteCompatBatch(
+      this.deps.database,
+      this.batchId,
+      { kind: 'given_up', lockedBy: this.lockedBy },
+      this.deps.clock.now(),
+    ).catch((err: unknown) =>
       this.deps.log.warn({ err, batch: this.batchId }, 'could not delete a batch given up; the sweeper will'),
     );
   }

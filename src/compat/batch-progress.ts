@@ -1,23 +1,24 @@
 /**
- * Where a provider-compatible batch stands, read when someone asks (GET of a batch, a list): an
- * open batch's requests are counted from their cargo; once none is processing, the batch ends,
- * its counts frozen and, for an OpenAI batch, its output and error files made first (under the
- * batch's lease, so two API processes never make them twice). Nothing is kept in memory: a crash
- * while the files are made leaves the batch open, and the next read makes them again.
+ * Where a provider-compatible batch stands, read when someone asks (GET of a batch, a list): its
+ * counts are on its row (a trigger on `results` moves them, migration 025); once none is
+ * processing, the batch ends and, for an OpenAI batch, its output and error files are written
+ * first and made ready in the transaction that ends it (under the batch's lease, so two API
+ * processes never make them twice). A crash while the files are written leaves the batch open,
+ * and the next read writes them again (the sweeper deletes the unfinished ones).
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../domain/clock.js';
 import {
   type CompatBatchRow,
   type CompatCounts,
-  type CompatRequestRow,
   claimCompatBatch,
-  compatRequestPage,
-  countCompatRequests,
+  compatCountsOf,
   endCompatBatch,
+  endCompatBatchWithFiles,
   findCompatBatch,
   releaseCompatBatch,
 } from '../store/compat/batches.js';
+import { type CompatRequestRow, compatRequestPage } from '../store/compat/requests.js';
 import type { Database } from '../store/database.js';
 import { nextTurn, TimeSlices } from '../turns.js';
 import { newCompatId } from './ids.js';
@@ -33,48 +34,32 @@ export interface ProgressDeps {
   log: { warn: (obj: object, msg: string) => void };
 }
 
-export type FinalCounts = Omit<CompatCounts, 'lastResultAt'>;
-
 /** A batch as its views need it: the row (ended or not) and its counts now. */
 export interface BatchProgress {
   row: CompatBatchRow;
-  counts: FinalCounts;
+  counts: CompatCounts;
 }
-
-const frozen = (row: CompatBatchRow): FinalCounts => ({
-  processing: 0,
-  succeeded: row.succeeded,
-  errored: row.errored,
-  canceled: row.canceled,
-  expired: row.expired,
-});
 
 /** The batch now; an open one whose requests are all terminal is ended (OpenAI: its files made). */
 export async function batchProgress(deps: ProgressDeps, row: CompatBatchRow): Promise<BatchProgress> {
-  if (row.state !== 'open') return { row, counts: frozen(row) };
-  const { lastResultAt, ...counts } = await countCompatRequests(deps.database, row.id);
-  if (counts.processing > 0) return { row, counts };
-  const endedAt = lastResultAt ?? deps.clock.now();
+  const counts = compatCountsOf(row);
+  if (row.state !== 'open' || counts.processing > 0) return { row, counts };
+  const endedAt = row.last_result_at ?? deps.clock.now();
   if (row.api === 'anthropic') {
-    await endCompatBatch(deps.database, { batchId: row.id, endedAt, counts });
+    await endCompatBatch(deps.database, { batchId: row.id, endedAt });
   } else {
-    const made = await makeFilesAndEnd(deps, row, counts, endedAt);
+    const made = await makeFilesAndEnd(deps, row, endedAt);
     if (!made) return { row, counts };
   }
   const ended = await findCompatBatch(deps.database, { projectId: row.project_id, api: row.api, id: row.id });
-  return ended ? { row: ended, counts: ended.state === 'ended' ? frozen(ended) : counts } : { row, counts };
+  return ended ? { row: ended, counts: compatCountsOf(ended) } : { row, counts };
 }
 
 /**
- * Makes an OpenAI batch's output and error files and ends it, under its lease; false when another
- * holder has the lease (the batch stays open for now).
+ * Writes an OpenAI batch's output and error files and ends it with them, under its lease; false
+ * when another holder has the lease (the batch stays open for now).
  */
-async function makeFilesAndEnd(
-  deps: ProgressDeps,
-  row: CompatBatchRow,
-  counts: FinalCounts,
-  endedAt: number,
-): Promise<boolean> {
+async function makeFilesAndEnd(deps: ProgressDeps, row: CompatBatchRow, endedAt: number): Promise<boolean> {
   const me = randomUUID();
   const now = deps.clock.now();
   if (!(await claimCompatBatch(deps.database, { batchId: row.id, lockedBy: me, now, until: now + deps.leaseMs }))) {
@@ -100,16 +85,15 @@ async function makeFilesAndEnd(
       await files[file].write(Buffer.from(`${line}\n`));
       if (slices.due) await slices.pause();
     }
-    for (const file of Object.values(files)) if (file.bytes > 0) await file.finish({ accepted: false });
-    const ended = await endCompatBatch(deps.database, {
+    const written = async (file: CompatFileWriter) =>
+      file.bytes > 0 ? { id: file.file.id, bytes: await file.flushAll() } : null;
+    const ended = await endCompatBatchWithFiles(deps.database, {
       batchId: row.id,
+      projectId: row.project_id,
       endedAt,
-      counts,
-      files: {
-        outputFileId: files.output.bytes > 0 ? files.output.file.id : null,
-        errorFileId: files.error.bytes > 0 ? files.error.file.id : null,
-        lockedBy: me,
-      },
+      lockedBy: me,
+      outputFile: await written(files.output),
+      errorFile: await written(files.error),
     });
     if (!ended) throw new Error(`batch ${row.id} was ended by another holder`);
     return true;

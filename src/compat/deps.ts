@@ -1,6 +1,7 @@
 /** What the provider-compatible routes are given, and the public base URL of the links they hand out. */
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import type { Clock } from '../domain/clock.js';
+import type { CompatLimits } from '../domain/compat-limits.js';
 import type { BearerKeyConfig } from '../http/auth.js';
 import type { Database } from '../store/database.js';
 import type { IntakeDeps } from './batch-intake.js';
@@ -17,6 +18,8 @@ export interface CompatDeps {
   explicitPublicBaseUrl: string | null;
   /** The largest one request of a batch may be: barge's cargo body limit (BARGE_BODY_LIMIT_BYTES). */
   maxRequestBytes: number;
+  /** The batch and file limits (BARGE_COMPAT_*). */
+  limits: CompatLimits;
   /** The app's body limit, for answering framework errors (body too large) as the rest of the app does. */
   bodyLimitBytes: number;
 }

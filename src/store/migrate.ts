@@ -24,6 +24,7 @@ import * as recoveries from './migrations/021_recoveries.js';
 import * as dashboardSessions from './migrations/022_dashboard_sessions.js';
 import * as compatBatches from './migrations/023_compat_batches.js';
 import * as realtimeRequests from './migrations/024_realtime_requests.js';
+import * as compatCounts from './migrations/025_compat_counts.js';
 
 interface Migration {
   up(db: Kysely<any>, dialect: Database['dialect']): Promise<void>;
@@ -56,6 +57,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['022_dashboard_sessions', dashboardSessions],
   ['023_compat_batches', compatBatches],
   ['024_realtime_requests', realtimeRequests],
+  ['025_compat_counts', compatCounts],
 ];
 
 export interface MigrationReport {

@@ -8,6 +8,10 @@ import type {
   BatchStatus,
   CargoStatus,
   ChannelName,
+  CompatApiName,
+  CompatBatchState,
+  CompatFilePurpose,
+  CompatFileState,
   ConnectionStatus,
   DeliveryStatus,
   OutboxStatus,
@@ -42,6 +46,7 @@ export interface Schema {
   compat_batches: CompatBatchesTable;
   compat_batch_requests: CompatBatchRequestsTable;
   compat_staged_cargo: CompatStagedCargoTable;
+  compat_cargo: CompatCargoTable;
   compat_files: CompatFilesTable;
   compat_file_chunks: CompatFileChunksTable;
   recoveries: RecoveriesTable;
@@ -363,9 +368,9 @@ export interface BudgetAlertsTable {
 export interface CompatBatchesTable {
   id: string;
   project_id: string;
-  api: 'anthropic' | 'openai';
+  api: CompatApiName;
   /** `creating` (invisible, staged), `open` (its cargo exist), `failed` (OpenAI lines refused), `ended`. */
-  state: 'creating' | 'open' | 'failed' | 'ended';
+  state: CompatBatchState;
   request_count: Generated<number>;
   created_at: number;
   /** When its cargo were created (the batch became visible). */
@@ -373,10 +378,10 @@ export interface CompatBatchesTable {
   cancel_requested_at: number | null;
   /** 1 once every cargo a cancel could stop was canceled. */
   cancel_done: Generated<number>;
-  /** When its last request ended (counts frozen, files made). */
+  /** When its last request ended (files made). */
   ended_at: number | null;
   failed_at: number | null;
-  /** The final counts, once ended. */
+  /** Its requests by outcome, moved by a trigger on `results` as each ends (migration 025). */
   succeeded: Generated<number>;
   errored: Generated<number>;
   canceled: Generated<number>;
@@ -387,9 +392,22 @@ export interface CompatBatchesTable {
   errors: string | null;
   output_file_id: string | null;
   error_file_id: string | null;
+  /** When its latest result was stored (migration 025). */
+  last_result_at: number | null;
+  /** Set when its publish began: the batch is committed to, its cargo created a chunk at a time (migration 025). */
+  publish_started_at: number | null;
+  /** Set when it is deleted: hidden at once, its rows deleted in chunks (migration 025). */
+  deleted_at: number | null;
   /** The lease of whoever creates the batch or makes its files. */
   locked_by: string | null;
   locked_until: number | null;
+}
+
+/** A cargo of a compat batch: its batch and its metadata, apart from the request text (migration 025). */
+export interface CompatCargoTable {
+  cargo_id: string;
+  batch_id: string;
+  metadata: string;
 }
 
 /** A request of a compat batch, in submission order: one cargo. */
@@ -419,10 +437,10 @@ export interface CompatStagedCargoTable {
 export interface CompatFilesTable {
   id: string;
   project_id: string;
-  purpose: 'batch' | 'batch_output';
+  purpose: CompatFilePurpose;
   filename: string;
   bytes: Generated<number>;
-  state: 'writing' | 'ready';
+  state: CompatFileState;
   created_at: number;
   expires_at: number;
   /** While `writing`: past this, the sweeper deletes the unfinished file. */

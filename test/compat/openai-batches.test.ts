@@ -139,10 +139,12 @@ for (const backend of await backends()) {
         messages: [{ role: 'user', content: 'Name a barge.' }],
       });
       const mockCargo = await h.db.database.read
-        .selectFrom('cargo_requests')
-        .select(['request', 'metadata'])
-        .where('metadata', 'like', '%"custom_id":"mock"%')
+        .selectFrom('cargo_requests as q')
+        .innerJoin('compat_cargo as m', 'm.cargo_id', 'q.cargo_id')
+        .select(['q.request', 'q.metadata as stored', 'm.metadata'])
+        .where('m.metadata', 'like', '%"custom_id":"mock"%')
         .executeTakeFirstOrThrow();
+      assert.equal(mockCargo.stored, null, 'the metadata is kept beside the cargo, not after its request');
       assert.deepEqual(JSON.parse(mockCargo.request).requests[0].modelInput, {
         max_tokens: 40,
         stop_sequences: ['END'],

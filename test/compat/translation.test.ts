@@ -350,6 +350,15 @@ describe('barge → OpenAI: chat completions, output and error lines, the Batch'
       usage: { prompt_tokens: 16, completion_tokens: 4, total_tokens: 20 },
     });
   });
+  test('a message without text (only a tool call, or empty) has content "", never null', () => {
+    for (const content of [[], [{ type: 'tool_use', id: 't', name: 'f', input: {} }], undefined]) {
+      const completion = chatCompletionOf(
+        JSON.stringify({ id: 'msg_2', model: 'm', content, stop_reason: 'end_turn' }),
+        0,
+      );
+      assert.equal(completion.choices[0]?.message.content, '');
+    }
+  });
   const request = { cargoId: 'crg_01jd5q3k8m9x2v4w6y8z0a1b2c', customId: 'q', resultAt: 0 };
   test('a succeeded request is an output line', () => {
     const { file, line } = outputLineOf(request, { type: 'succeeded', messageJson: message({}) });
@@ -528,8 +537,43 @@ describe('reading bodies as they arrive', () => {
       for (let at = 0; at < bytes.length; at += 3) yield bytes.subarray(at, at + 3);
     };
     const lines = [];
-    for await (const l of linesOfChunks(chunks())) lines.push(l);
-    assert.deepEqual(lines, ['{"a":1}', '{"é":2}', '', 'last']);
+    for await (const l of linesOfChunks(chunks(), 100)) lines.push(l);
+    assert.deepEqual(lines, [{ text: '{"a":1}' }, { text: '{"é":2}' }, { text: '' }, { text: 'last' }]);
+  });
+  test('a line over the cap is reported by its length and not kept; the lines after it are read', async () => {
+    const bytes = Buffer.from(`{"a":1}\n${'x'.repeat(50)}\n{"b":2}`);
+    const chunks = async function* () {
+      for (let at = 0; at < bytes.length; at += 4) yield bytes.subarray(at, at + 4);
+    };
+    const lines = [];
+    for await (const l of linesOfChunks(chunks(), 20)) lines.push(l);
+    assert.deepEqual(lines, [{ text: '{"a":1}' }, { tooLong: 50 }, { text: '{"b":2}' }]);
+  });
+  test('a line of 100 KB in chunks of one byte is split in linear time', async () => {
+    const bytes = Buffer.from(`${'q'.repeat(100_000)}\nend`);
+    const chunks = async function* () {
+      for (let at = 0; at < bytes.length; at++) yield bytes.subarray(at, at + 1);
+    };
+    const started = Date.now();
+    const lines = [];
+    for await (const l of linesOfChunks(chunks(), 2 * 1024 * 1024)) lines.push(l);
+    assert.deepEqual(
+      lines.map((l) => ('text' in l ? l.text.length : l)),
+      [100_000, 3],
+    );
+    assert.ok(Date.now() - started < 5000, `it took ${Date.now() - started} ms`);
+  });
+  test('one line of 64 MiB in 64 KiB chunks is split in linear time', async () => {
+    const chunk = Buffer.alloc(64 * 1024, 'y');
+    const chunks = async function* () {
+      for (let i = 0; i < 1024; i++) yield chunk;
+      yield Buffer.from('\nz');
+    };
+    const started = Date.now();
+    const lines = [];
+    for await (const l of linesOfChunks(chunks(), 1024 * 1024)) lines.push(l);
+    assert.deepEqual(lines, [{ tooLong: 64 * 1024 * 1024 }, { text: 'z' }]);
+    assert.ok(Date.now() - started < 2000, `it took ${Date.now() - started} ms`);
   });
 });
 

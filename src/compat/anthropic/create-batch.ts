@@ -2,10 +2,12 @@
  * POST /v1/messages/batches: a Message Batch, each request one cargo of the project. The body is
  * read as a stream (RequestsReader) and each request checked and staged as it arrives; one
  * invalid request refuses the whole batch (400 naming its index, as Anthropic does), and the
- * batch's cargo are created in one transaction at the end (compat/batch-intake.ts).
+ * batch is committed to at the end and its cargo created in bounded transactions
+ * (compat/batch-intake.ts).
  */
 import type { Readable } from 'node:stream';
 import { Type } from 'typebox';
+import { PROVIDER_LIMITS } from '../../domain/compat-limits.js';
 import type { FieldError } from '../../domain/errors.js';
 import { authOf } from '../../http/auth.js';
 import { LoadCargoBody } from '../../http/routes/load-cargo.js';
@@ -19,10 +21,6 @@ import { messageBatchOf } from './message-batch.js';
 import { BodyProblem, RequestsReader } from './requests-reader.js';
 import { COMMON_ERRORS, errorAnswer, MessageBatchSchema, SECURITY, TAGS } from './schemas.js';
 
-/** Anthropic's limits of one batch (providers.md §1.7). */
-export const MAX_REQUESTS = 100_000;
-export const MAX_BODY_BYTES = 256 * 1024 * 1024;
-
 const CUSTOM_ID = /^[a-zA-Z0-9_-]{1,64}$/;
 
 const CreateBody = Type.Object(
@@ -32,7 +30,7 @@ const CreateBody = Type.Object(
         custom_id: Type.String({ pattern: CUSTOM_ID.source, description: 'Unique in the batch.' }),
         params: LoadCargoBody.properties.params,
       }),
-      { minItems: 1, maxItems: MAX_REQUESTS },
+      { minItems: 1, maxItems: PROVIDER_LIMITS.batchRequests },
     ),
   },
   {
@@ -63,7 +61,7 @@ export function registerCreateBatch(app: TypedScope, deps: CompatDeps): void {
   app.post(
     '/v1/messages/batches',
     {
-      bodyLimit: MAX_BODY_BYTES,
+      bodyLimit: deps.limits.batchBytes,
       // The body is a stream (the scope's parser) read by the handler; the schema documents it.
       validatorCompiler: () => () => true,
       schema: {
@@ -97,12 +95,12 @@ export function registerCreateBatch(app: TypedScope, deps: CompatDeps): void {
     async (request) => {
       const auth = authOf(request);
       const declared = Number(request.headers['content-length'] ?? 0);
-      if (declared > MAX_BODY_BYTES)
-        throw compatErrors.tooLarge(`Request exceeds the maximum size of ${MAX_BODY_BYTES} bytes`);
+      if (declared > deps.limits.batchBytes)
+        throw compatErrors.tooLarge(`Request exceeds the maximum size of ${deps.limits.batchBytes} bytes`);
       const id = newCompatId('messageBatch', deps.clock.now());
       const intake = await BatchIntake.begin({ ...deps.intake, log: request.log }, auth, { id, api: 'anthropic' });
       try {
-        await readRequests(request.body as unknown as Readable, intake, deps.maxRequestBytes);
+        await readRequests(request.body as unknown as Readable, intake, deps);
         await intake.publish();
       } catch (err) {
         await intake.abandon();
@@ -126,7 +124,11 @@ export function registerCreateBatch(app: TypedScope, deps: CompatDeps): void {
 }
 
 /** Reads, checks and stages every request of the body, in order; throws the first refusal. */
-async function readRequests(body: Readable, intake: BatchIntake, maxRequestBytes: number): Promise<void> {
+async function readRequests(
+  body: Readable,
+  intake: BatchIntake,
+  { maxRequestBytes, limits }: Pick<CompatDeps, 'maxRequestBytes' | 'limits'>,
+): Promise<void> {
   const reader = new RequestsReader(maxRequestBytes);
   const seen = new Set<string>();
   let received = 0;
@@ -134,8 +136,8 @@ async function readRequests(body: Readable, intake: BatchIntake, maxRequestBytes
   const take = async (items: { index: number; value: unknown }[]) => {
     for (const { index, value } of items) {
       if (slices.due) await slices.pause();
-      if (index >= MAX_REQUESTS) {
-        throw new BodyProblem(400, `requests: List should have at most ${MAX_REQUESTS} items after validation`);
+      if (index >= limits.batchRequests) {
+        throw new BodyProblem(400, `requests: List should have at most ${limits.batchRequests} items after validation`);
       }
       const customId = checkEnvelope(index, value, seen);
       const checked = intake.check((value as { params: unknown }).params);
@@ -150,8 +152,8 @@ async function readRequests(body: Readable, intake: BatchIntake, maxRequestBytes
   };
   for await (const chunk of bodyChunks(body)) {
     received += (chunk as Buffer).length;
-    if (received > MAX_BODY_BYTES)
-      throw new BodyProblem(413, `Request exceeds the maximum size of ${MAX_BODY_BYTES} bytes`);
+    if (received > limits.batchBytes)
+      throw new BodyProblem(413, `Request exceeds the maximum size of ${limits.batchBytes} bytes`);
     await take(reader.write(chunk as Buffer));
   }
   await take(reader.end());

@@ -1,7 +1,7 @@
 /** DELETE /v1/messages/batches/{id}: an ended batch and its results file are gone (404 afterwards); its cargo stay. */
 import { Type } from 'typebox';
 import type { TypedScope } from '../../http/typed-scope.js';
-import { deleteCompatBatch } from '../../store/compat/batches.js';
+import { deleteCompatBatch } from '../../store/compat/delete.js';
 import { batchProgress } from '../batch-progress.js';
 import { type CompatDeps, progressDeps } from '../deps.js';
 import { compatErrors } from '../error-shapes.js';
@@ -40,7 +40,8 @@ export function registerDeleteBatch(app: TypedScope, deps: CompatDeps): void {
       const found = await findMessageBatch(deps, request, request.params.message_batch_id);
       const { row } = await batchProgress(progressDeps(deps, request.log), found);
       if (row.state !== 'ended') throw compatErrors.deleteNotEnded(row.id);
-      if (!(await deleteCompatBatch(deps.database, row.id))) throw compatErrors.messageBatchNotFound(row.id);
+      if (!(await deleteCompatBatch(deps.database, row.id, { kind: 'ended' }, deps.clock.now())))
+        throw compatErrors.messageBatchNotFound(row.id);
       return { id: row.id, type: 'message_batch_deleted' as const };
     },
   );

@@ -42,6 +42,23 @@ const CreateBody = Type.Object(
   },
 );
 
+/** The chunks of a file, counting the bytes read and saying whether the reading reached the end. */
+function countedChunks(chunks: AsyncIterable<Buffer>): AsyncIterable<Buffer> & { bytes(): number; ended(): boolean } {
+  let bytes = 0;
+  let ended = false;
+  return {
+    bytes: () => bytes,
+    ended: () => ended,
+    async *[Symbol.asyncIterator]() {
+      for await (const chunk of chunks) {
+        bytes += chunk.length;
+        yield chunk;
+      }
+      ended = true;
+    },
+  };
+}
+
 export function registerCreateBatch(app: TypedScope, deps: CompatDeps): void {
   app.post(
     '/v1/batches',
@@ -83,11 +100,18 @@ export function registerCreateBatch(app: TypedScope, deps: CompatDeps): void {
         metadata: metadata == null ? null : JSON.stringify(metadata),
       });
       try {
-        const errors = await readBatchLines(
-          linesOfChunks(compatFileChunks(deps.database, file.id)),
-          intake,
-          CHAT_COMPLETIONS,
-        );
+        const chunks = countedChunks(compatFileChunks(deps.database, file.id));
+        const errors = await readBatchLines(linesOfChunks(chunks, deps.maxRequestBytes), intake, CHAT_COMPLETIONS, {
+          maxLineBytes: deps.maxRequestBytes,
+          maxLines: deps.limits.fileLines,
+        });
+        // A file read to its end must be as long as it was stored (a chunk missing: refused).
+        if (chunks.ended() && chunks.bytes() !== Number(file.bytes)) {
+          throw compatErrors.invalidBody(
+            `The input file is incomplete: ${chunks.bytes()} of its ${file.bytes} bytes could be read.`,
+            'input_file_id',
+          );
+        }
         if (errors.length > 0) await intake.fail(JSON.stringify(errors));
         else await intake.publish();
       } catch (err) {

@@ -8,7 +8,7 @@ import {
   appendCompatFileChunk,
   beginCompatFile,
   deleteCompatFile,
-  finishCompatFile,
+  finishCompatUpload,
 } from '../../store/compat/files.js';
 import type { Database } from '../../store/database.js';
 import type { CompatFilesTable } from '../../store/schema.js';
@@ -52,16 +52,24 @@ export class CompatFileWriter {
     if (this.held >= CHUNK_BYTES) await this.flush();
   }
 
-  /** Makes the file visible (an upload counts against the project's bytes of the day too). */
-  async finish(options: { accepted: boolean }): Promise<void> {
+  /**
+   * Writes what is held, leaving the file invisible: whoever makes it ready (a batch's end) does
+   * so in its own transaction. Resolves to the file's size.
+   */
+  async flushAll(): Promise<number> {
     await this.begin();
     await this.flush();
-    await finishCompatFile(this.deps.database, {
+    return this.total;
+  }
+
+  /** Makes an upload visible, counted against the project's bytes of the day and held. */
+  async finishUpload(): Promise<void> {
+    await this.flushAll();
+    await finishCompatUpload(this.deps.database, {
       fileId: this.file.id,
       projectId: this.file.projectId,
       bytes: this.total,
       now: this.deps.clock.now(),
-      accepted: options.accepted,
     });
   }
 

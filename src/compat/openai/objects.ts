@@ -2,6 +2,7 @@
  * barge → OpenAI: the Batch and File objects (decisions.md, "Provider-compatible batch endpoints";
  * providers.md §3.1, §3.3). Times are Unix seconds. Pure.
  */
+import type { CompatBatchState } from '../../domain/lifecycle.js';
 import type { LineProblem } from './chat-request.js';
 
 /** An entry of a failed batch's `errors.data`: its line is 1-based, null for the file as a whole. */
@@ -11,7 +12,7 @@ export interface BatchError extends LineProblem {
 
 export interface BatchFacts {
   id: string;
-  state: 'open' | 'failed' | 'ended';
+  state: Exclude<CompatBatchState, 'creating'>;
   inputFileId: string;
   createdAt: number;
   inProgressAt: number | null;

@@ -1,8 +1,9 @@
 /**
  * barge → OpenAI: the lines of a batch's output and error files. A succeeded request's cargo
- * message becomes a `chat.completion` (text blocks joined; `stop_reason` `end_turn` and
- * `stop_sequence` → `stop`, `max_tokens` → `length`, `refusal` → `content_filter`; prompt tokens
- * count cache reads and writes, as OpenAI's do); every other request is an error line with the
+ * message becomes a `chat.completion` (text blocks joined, `""` when it has none, as the string
+ * the SDKs type `content` as; `stop_reason` `end_turn` and `stop_sequence` → `stop`, `max_tokens`
+ * → `length`, `refusal` → `content_filter`; prompt tokens count cache reads and writes, as
+ * OpenAI's do); every other request is an error line with the
  * provider's error type as its code, or `batch_cancelled` / `batch_expired` (decisions.md,
  * "Provider-compatible batch endpoints"). Pure.
  */
@@ -54,7 +55,7 @@ export function chatCompletionOf(messageJson: string, createdAt: number) {
     choices: [
       {
         index: 0,
-        message: { role: 'assistant' as const, content: texts.length > 0 ? texts.join('') : null },
+        message: { role: 'assistant' as const, content: texts.join('') },
         finish_reason: FINISH_REASONS[String(message.stop_reason)] ?? 'stop',
       },
     ],

@@ -17,15 +17,15 @@ import { registerGetBatch } from './get-batch.js';
 import { registerGetFile } from './get-file.js';
 import { registerListBatches } from './list-batches.js';
 import { registerListFiles } from './list-files.js';
-import { MAX_FILE_BYTES, registerUploadFile } from './upload-file.js';
+import { registerUploadFile } from './upload-file.js';
 
 export const openAIBatchRoutes: FastifyPluginAsyncTypebox<CompatDeps> = async (scope, deps) => {
   takeBearerKeys(scope);
   answerErrorsAs(scope, openAIError, deps.bodyLimitBytes);
-  // Uploads stream through busboy: one file of at most 200 MB, a few small fields.
+  // Uploads stream through busboy: one file of at most 200 MB (BARGE_COMPAT_FILE_MAX_BYTES), a few small fields.
   await scope.register(multipart, {
     throwFileSizeLimit: true,
-    limits: { fileSize: MAX_FILE_BYTES, files: 1, fields: 8, fieldSize: 64 * 1024, parts: 10, headerPairs: 100 },
+    limits: { fileSize: deps.limits.fileBytes, files: 1, fields: 8, fieldSize: 64 * 1024, parts: 10, headerPairs: 100 },
   });
   registerUploadFile(scope, deps);
   registerListFiles(scope, deps);

@@ -15,8 +15,6 @@ import { fileView, findFile } from './file-view.js';
 import { CompatFileWriter } from './file-writer.js';
 import { COMMON_ERRORS, errorAnswer, FILE_TAGS, FileSchema, SECURITY } from './schemas.js';
 
-/** OpenAI's limit of a Batch input file. */
-export const MAX_FILE_BYTES = 200 * 1024 * 1024;
 /** The multipart envelope around the file: its parts' headers and the purpose field. */
 const ENVELOPE_BYTES = 1024 * 1024;
 
@@ -63,8 +61,9 @@ export function registerUploadFile(app: TypedScope, deps: CompatDeps): void {
     async (request) => {
       const auth = authOf(request);
       const declared = Number(request.headers['content-length'] ?? 0);
-      if (declared > MAX_FILE_BYTES + ENVELOPE_BYTES) {
-        throw compatErrors.tooLarge(`Request exceeds the maximum size of ${MAX_FILE_BYTES + ENVELOPE_BYTES} bytes`);
+      const maxFileBytes = deps.limits.fileBytes;
+      if (declared > maxFileBytes + ENVELOPE_BYTES) {
+        throw compatErrors.tooLarge(`Request exceeds the maximum size of ${maxFileBytes + ENVELOPE_BYTES} bytes`);
       }
       if (!request.isMultipart()) throw compatErrors.invalidBody('Send the file as multipart/form-data.', 'file');
       await deps.intake.storage.disk?.check(declared);
@@ -89,13 +88,21 @@ export function registerUploadFile(app: TypedScope, deps: CompatDeps): void {
             filename: part.filename,
           });
           for await (const chunk of bodyChunks(part.file)) await writer.write(chunk as Buffer);
+          // busboy cuts a file at its size limit; a cut file is never stored as if whole.
+          if (part.file.truncated) {
+            throw compatErrors.invalidBody(`File is too large: at most ${maxFileBytes} bytes.`, 'file');
+          }
         }
         checkForm(writer, fields);
-        await (writer as CompatFileWriter).finish({ accepted: true });
+        // The budget was checked against the declared length before; the stored size is checked now.
+        await deps.intake.storage.disk?.check(writer.bytes);
+        await deps.intake.storage.budget.check(auth, writer.bytes);
+        await writer.finishUpload();
+        deps.intake.storage.budget.accepted(auth.projectId, writer.bytes, deps.clock.now());
       } catch (err) {
         await writer?.abandon();
         if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') {
-          throw compatErrors.invalidBody(`File is too large: at most ${MAX_FILE_BYTES} bytes.`, 'file');
+          throw compatErrors.invalidBody(`File is too large: at most ${maxFileBytes} bytes.`, 'file');
         }
         throw err;
       }

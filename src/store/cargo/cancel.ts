@@ -42,7 +42,9 @@ async function cancelInOneTransaction(
     for (const cargo of found) {
       if (cargo.status === 'pending' && cargo.batch_id === null) pending.push(cargo);
       else if (cargo.status === 'batched' && cargo.batch_id !== null) {
-        byBatch.set(cargo.batch_id, [...(byBatch.get(cargo.batch_id) ?? []), cargo]);
+        const members = byBatch.get(cargo.batch_id);
+        if (members) members.push(cargo);
+        else byBatch.set(cargo.batch_id, [cargo]);
       } else outcomes.set(cargo.id, { kind: 'too_late', status: cargo.status });
     }
     for (const batchId of [...byBatch.keys()].sort()) {

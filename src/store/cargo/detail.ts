@@ -1,6 +1,7 @@
 /** One cargo as an operator sees it: its row, batch, result (never the response), deliveries and their attempts. */
 import type { CargoStatus } from '../../domain/lifecycle.js';
 import type { Database } from '../database.js';
+import { metadataOf } from '../metadata.js';
 import type { BatchStatus, DeliveryChannelName, DeliveryStatus } from '../schema.js';
 
 /** At most this many attempts are read, the newest: a cargo redelivered again and again stays one bounded read. */
@@ -85,6 +86,7 @@ export async function findCargoDetail(
   const row = await database.read
     .selectFrom('cargo as c')
     .innerJoin('cargo_requests as q', 'q.cargo_id', 'c.id')
+    .leftJoin('compat_cargo as m', 'm.cargo_id', 'c.id')
     .leftJoin('results as r', 'r.cargo_id', 'c.id')
     .leftJoin('batches as b', 'b.id', 'c.batch_id')
     .select([
@@ -97,7 +99,7 @@ export async function findCargoDetail(
       'c.is_records',
       'c.callback_url',
       'c.callback',
-      'q.metadata',
+      metadataOf,
       'c.created_at',
       'c.updated_at',
       'b.id as batch_id',

@@ -1,6 +1,7 @@
 /** Reading one of a project's cargo with its result, for tracking and the mailbox. */
 import type { CargoStatus } from '../../domain/lifecycle.js';
 import type { Database } from '../database.js';
+import { metadataOf } from '../metadata.js';
 
 /** What tracking and the mailbox need: the cargo's state and, when there is one, its result. */
 export interface CargoView {
@@ -31,12 +32,13 @@ export async function findCargoForProject(
   const row = await database.read
     .selectFrom('cargo as c')
     .innerJoin('cargo_requests as q', 'q.cargo_id', 'c.id')
+    .leftJoin('compat_cargo as m', 'm.cargo_id', 'c.id')
     .leftJoin('results as r', 'r.cargo_id', 'c.id')
     .leftJoin('batches as b', 'b.id', 'c.batch_id')
     .select([
       'c.id',
       'c.status',
-      'q.metadata',
+      metadataOf,
       'c.created_at',
       'c.updated_at',
       'c.callback_url',

@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import { firstIdAt } from '../../domain/ids.js';
 import type { CargoStatus } from '../../domain/lifecycle.js';
 import type { Database } from '../database.js';
+import { metadataOf } from '../metadata.js';
 
 /**
  * The statuses with an index of their own (migration 017's cargo_by_project_rare_status): a list
@@ -58,11 +59,12 @@ export async function listCargo(
   let query = database.read
     .selectFrom('cargo as c')
     .innerJoin('cargo_requests as q', 'q.cargo_id', 'c.id')
+    .leftJoin('compat_cargo as m', 'm.cargo_id', 'c.id')
     .leftJoin('results as r', 'r.cargo_id', 'c.id')
     .leftJoin('batches as b', 'b.id', 'c.batch_id')
     .select([
       'c.id',
-      'q.metadata',
+      metadataOf,
       'c.status',
       'c.model',
       'c.created_at',

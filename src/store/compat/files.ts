@@ -3,9 +3,9 @@
  * chunks so that every API process of a deployment serves every file: written a chunk at a time
  * under a lease (`writing`, invisible), made `ready` in one statement, read back a chunk at a time.
  */
-import { type Selectable, sql } from 'kysely';
+import { type Selectable, sql, type Transaction } from 'kysely';
 import type { Database } from '../database.js';
-import type { CompatFilesTable } from '../schema.js';
+import type { CompatFilesTable, Schema } from '../schema.js';
 import { acceptedCargoStatements, heldBytesStatements } from '../storage-usage.js';
 
 export type CompatFileRow = Selectable<CompatFilesTable>;
@@ -49,50 +49,114 @@ export async function appendCompatFileChunk(
 }
 
 /**
- * Makes a written file visible with its size, counted against the project's storage budget: an
- * upload as bytes accepted today and held, a file barge made (a batch's output) as held only.
- * Throws CompatFileLost when the file is gone.
+ * Makes an uploaded file visible with its size, counted against the project's storage budget as
+ * bytes accepted today and held (a file barge makes is made ready with its batch's end:
+ * readyCompatFile). Throws CompatFileLost when the file is gone.
  */
-export async function finishCompatFile(
+export async function finishCompatUpload(
   database: Database,
-  input: { fileId: string; projectId: string; bytes: number; now: number; accepted: boolean },
+  input: { fileId: string; projectId: string; bytes: number; now: number },
 ): Promise<void> {
   await database.write.transaction().execute(async (tx) => {
-    const done = await tx
-      .updateTable('compat_files')
-      .set({ state: 'ready', bytes: input.bytes, locked_until: null })
-      .where('id', '=', input.fileId)
-      .where('state', '=', 'writing')
-      .executeTakeFirst();
-    if (Number(done.numUpdatedRows) === 0) throw new CompatFileLost(input.fileId);
-    const counters = input.accepted
-      ? acceptedCargoStatements(database, [{ projectId: input.projectId, bytes: input.bytes, at: input.now }])
-      : heldBytesStatements(database, input.projectId, input.bytes);
+    await markReady(tx, input);
+    const counters = acceptedCargoStatements(database, [
+      { projectId: input.projectId, bytes: input.bytes, at: input.now },
+    ]);
     for (const statement of counters) await tx.executeQuery(statement);
   });
 }
 
 /**
- * Deletes a file and its chunks in one transaction; a ready file's bytes are released from its
- * project's storage. False when there was no such file.
+ * Inside a transaction: a file barge made (a batch's output) becomes visible, its bytes held by
+ * the project. Throws CompatFileLost when the file is gone.
  */
-export async function deleteCompatFile(database: Database, fileId: string): Promise<boolean> {
-  return database.write.transaction().execute(async (tx) => {
+export async function readyCompatFile(
+  tx: Transaction<Schema>,
+  database: Database,
+  input: { fileId: string; projectId: string; bytes: number },
+): Promise<void> {
+  await markReady(tx, input);
+  for (const statement of heldBytesStatements(database, input.projectId, input.bytes)) await tx.executeQuery(statement);
+}
+
+async function markReady(tx: Transaction<Schema>, input: { fileId: string; bytes: number }): Promise<void> {
+  const done = await tx
+    .updateTable('compat_files')
+    .set({ state: 'ready', bytes: input.bytes, locked_until: null })
+    .where('id', '=', input.fileId)
+    .where('state', '=', 'writing')
+    .executeTakeFirst();
+  if (Number(done.numUpdatedRows) === 0) throw new CompatFileLost(input.fileId);
+}
+
+/** A file's chunks are deleted this many per transaction (4 MiB each: 16 MiB of pages freed at a time). */
+const DELETE_CHUNKS = 4;
+
+/**
+ * Deletes a file: hidden at once (a ready file becomes an unfinished one whose lease has lapsed,
+ * its bytes released from its project's storage, in one transaction), then its chunks a few per
+ * transaction, then its row with any chunk written meanwhile. A crash in between leaves an
+ * unfinished file, which the sweeper deletes. `lapsedBefore` (the sweeper) takes an unfinished
+ * file only when its lease lapsed before then, never one still being written. False when there
+ * was no such file.
+ */
+export async function deleteCompatFile(
+  database: Database,
+  fileId: string,
+  options: { lapsedBefore?: number } = {},
+): Promise<boolean> {
+  const taken = await database.write.transaction().execute(async (tx) => {
     const file = await tx
       .selectFrom('compat_files')
-      .select(['project_id', 'state', 'bytes'])
+      .select(['project_id', 'state', 'bytes', 'locked_until'])
       .where('id', '=', fileId)
       .executeTakeFirst();
     if (!file) return false;
-    await tx.deleteFrom('compat_file_chunks').where('file_id', '=', fileId).execute();
-    await tx.deleteFrom('compat_files').where('id', '=', fileId).execute();
-    if (file.state === 'ready') {
-      for (const statement of heldBytesStatements(database, file.project_id, -Number(file.bytes))) {
-        await tx.executeQuery(statement);
-      }
+    if (file.state === 'writing') {
+      if (options.lapsedBefore === undefined) return true;
+      const lapsed = await tx
+        .updateTable('compat_files')
+        .set({ locked_until: 0 })
+        .where('id', '=', fileId)
+        .where('state', '=', 'writing')
+        .where('locked_until', '<', options.lapsedBefore)
+        .executeTakeFirst();
+      return Number(lapsed.numUpdatedRows) > 0;
+    }
+    await tx
+      .updateTable('compat_files')
+      .set({ state: 'writing', locked_until: 0 })
+      .where('id', '=', fileId)
+      .where('state', '=', 'ready')
+      .execute();
+    for (const statement of heldBytesStatements(database, file.project_id, -Number(file.bytes))) {
+      await tx.executeQuery(statement);
     }
     return true;
   });
+  if (!taken) return false;
+  for (;;) {
+    const result = await database.write
+      .deleteFrom('compat_file_chunks')
+      .where('file_id', '=', fileId)
+      .where(
+        'seq',
+        'in',
+        database.write
+          .selectFrom('compat_file_chunks')
+          .select('seq')
+          .where('file_id', '=', fileId)
+          .orderBy('seq')
+          .limit(DELETE_CHUNKS),
+      )
+      .executeTakeFirst();
+    if (Number(result.numDeletedRows) < DELETE_CHUNKS) break;
+  }
+  await database.write.transaction().execute(async (tx) => {
+    await tx.deleteFrom('compat_file_chunks').where('file_id', '=', fileId).execute();
+    await tx.deleteFrom('compat_files').where('id', '=', fileId).where('state', '=', 'writing').execute();
+  });
+  return true;
 }
 
 /** A project's ready file, or undefined. */

@@ -4,6 +4,7 @@ import type { ExpressionBuilder } from 'kysely';
 import { chunks } from '../chunks.js';
 import type { Database } from '../database.js';
 import { nextDueAt } from '../leases.js';
+import { metadataOf } from '../metadata.js';
 import type { DeliveryChannelName, Schema } from '../schema.js';
 import type { DeliveryRow } from './create.js';
 
@@ -195,6 +196,7 @@ function heldQuery(database: Database, ids: string[], lockedBy: string) {
     .selectFrom('deliveries as d')
     .innerJoin('cargo as c', 'c.id', 'd.cargo_id')
     .innerJoin('cargo_requests as q', 'q.cargo_id', 'c.id')
+    .leftJoin('compat_cargo as m', 'm.cargo_id', 'c.id')
     .innerJoin('results as r', 'r.cargo_id', 'c.id')
     .innerJoin('projects as p', 'p.id', 'c.project_id')
     .select([
@@ -206,7 +208,7 @@ function heldQuery(database: Database, ids: string[], lockedBy: string) {
       'c.project_id',
       'c.callback_url',
       'c.callback',
-      'q.metadata',
+      metadataOf,
       'r.success',
       'r.response',
       'r.error_message',
