@@ -344,13 +344,17 @@ if (postgres) {
           progress,
           waitFor(
             'the second chunk to wait on the held cargo',
-            async () =>
-              (
+            async () => {
+              // Inside the blocker's transaction pg_stat_activity is a snapshot taken at its first
+              // read: cleared before each look, or a first look before the wait began is all it shows.
+              await blocker.query('select pg_stat_clear_snapshot()');
+              return (
                 await blocker.query(
                   `select wait_event_type, left(query, 60) as query from pg_stat_activity
                  where datname = current_database() and pid <> pg_backend_pid() and state = 'active'`,
                 )
-              ).rows as { wait_event_type: string | null; query: string }[],
+              ).rows as { wait_event_type: string | null; query: string }[];
+            },
             // The statement's text is cut at track_activity_query_size: its start names it.
             (rows) =>
               rows.some(
