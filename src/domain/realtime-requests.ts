@@ -48,16 +48,33 @@ export interface SettledRequest {
   error: string | null;
 }
 
+/** A submitted batch's requests for the endpoint runner (RealtimeQueue.enqueue). */
+export interface EnqueueInput {
+  batchId: string;
+  endpoint: string;
+  model: string;
+  requests: AsyncIterable<BatchRequest>;
+  now: number;
+  deadlineAt: number;
+}
+
+/** What the endpoint runner's one write takes (RealtimeQueue.settleAndClaim). */
+export interface SettleAndClaimInput {
+  workerId: string;
+  now: number;
+  settlements: readonly Settlement[];
+  endpoint: string;
+  maxConcurrency: number;
+  limit: number;
+  requestLeaseMs: number;
+  slotLeaseMs: number;
+  /** The first write of a runner makes the endpoint's slot rows (there may be more since the catalog changed). */
+  ensureSlots: boolean;
+}
+
 export interface RealtimeQueue {
   /** Stores a batch's requests (again after a crash: the ones already stored are kept). */
-  enqueue(input: {
-    batchId: string;
-    endpoint: string;
-    model: string;
-    requests: AsyncIterable<BatchRequest>;
-    now: number;
-    deadlineAt: number;
-  }): Promise<void>;
+  enqueue(input: EnqueueInput): Promise<void>;
   /**
    * One transaction: stores how requests ended (each only under this worker's lease, so each
    * request is answered once); leases up to `limit` due requests of the endpoint (one past its
@@ -65,18 +82,7 @@ export interface RealtimeQueue {
    * slots as this worker has requests leased, releasing the rest. Resolves to the requests leased
    * and the slots held (each until `now + slotLeaseMs`).
    */
-  settleAndClaim(input: {
-    workerId: string;
-    now: number;
-    settlements: readonly Settlement[];
-    endpoint: string;
-    maxConcurrency: number;
-    limit: number;
-    requestLeaseMs: number;
-    slotLeaseMs: number;
-    /** The first write of a runner makes the endpoint's slot rows (there may be more since the catalog changed). */
-    ensureSlots: boolean;
-  }): Promise<{ claimed: ClaimedRequest[]; slots: number }>;
+  settleAndClaim(input: SettleAndClaimInput): Promise<{ claimed: ClaimedRequest[]; slots: number }>;
   /** When the endpoint next has a request to send (a due try, or a lease that lapses); null: none queued. */
   nextDueAt(endpoint: string): Promise<number | null>;
   /** Requests of the batch still queued, and the earliest due time among them (in flight: due). */

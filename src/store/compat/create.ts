@@ -4,11 +4,11 @@
  * whole: the publish begins in one transaction (counters, request count), creates the cargo a
  * bounded chunk per transaction, and opens the batch. Or it fails (OpenAI lines refused).
  */
-import { type Insertable, sql } from 'kysely';
+import { type ExpressionBuilder, type Insertable, sql } from 'kysely';
 import { statementChunks } from '../chunks.js';
 import type { Database } from '../database.js';
 import { newCargoNotice } from '../notify.js';
-import type { CompatBatchesTable, CompatBatchRequestsTable, CompatStagedCargoTable } from '../schema.js';
+import type { CompatBatchesTable, CompatBatchRequestsTable, CompatStagedCargoTable, Schema } from '../schema.js';
 import { reservedCargoStatements } from '../spend-usage.js';
 import { acceptedCargoStatements } from '../storage-usage.js';
 import { dropBatchRows } from './delete.js';
@@ -19,6 +19,24 @@ export class CompatLeaseLost extends Error {
     super(`the lease on batch ${batchId} was lost`);
     this.name = 'CompatLeaseLost';
   }
+}
+
+/**
+ * Every step of a create checks the batch is still being created (not deleted) under this
+ * creator's lease, before its publish began or after.
+ */
+function heldByCreator(
+  eb: ExpressionBuilder<Schema, 'compat_batches'>,
+  input: { batchId: string; lockedBy: string },
+  publishing: boolean,
+) {
+  return eb.and([
+    eb('id', '=', input.batchId),
+    eb('state', '=', 'creating'),
+    eb('publish_started_at', publishing ? 'is not' : 'is', null),
+    eb('deleted_at', 'is', null),
+    eb('locked_by', '=', input.lockedBy),
+  ]);
 }
 
 /** A new batch, invisible (`creating`) under its creator's lease. */
@@ -56,11 +74,7 @@ export async function stageCompatRequests(
     const renewed = await tx
       .updateTable('compat_batches')
       .set({ locked_until: input.lockedUntil })
-      .where('id', '=', input.batchId)
-      .where('state', '=', 'creating')
-      .where('publish_started_at', 'is', null)
-      .where('deleted_at', 'is', null)
-      .where('locked_by', '=', input.lockedBy)
+      .where((eb) => heldByCreator(eb, input, false))
       .executeTakeFirst();
     if (Number(renewed.numUpdatedRows) === 0) throw new CompatLeaseLost(input.batchId);
     for (const rows of statementChunks(input.requests, 4)) {
@@ -97,11 +111,7 @@ export async function beginCompatPublish(
     const begun = await tx
       .updateTable('compat_batches')
       .set({ publish_started_at: input.now, request_count: input.requestCount, locked_until: input.lockedUntil })
-      .where('id', '=', input.batchId)
-      .where('state', '=', 'creating')
-      .where('publish_started_at', 'is', null)
-      .where('deleted_at', 'is', null)
-      .where('locked_by', '=', input.lockedBy)
+      .where((eb) => heldByCreator(eb, input, false))
       .executeTakeFirst();
     if (Number(begun.numUpdatedRows) === 0) throw new CompatLeaseLost(input.batchId);
     const counters = [
@@ -139,11 +149,7 @@ export async function publishCompatChunk(
     const batch = await tx
       .updateTable('compat_batches')
       .set({ locked_until: input.lockedUntil })
-      .where('id', '=', input.batchId)
-      .where('state', '=', 'creating')
-      .where('publish_started_at', 'is not', null)
-      .where('deleted_at', 'is', null)
-      .where('locked_by', '=', input.lockedBy)
+      .where((eb) => heldByCreator(eb, input, true))
       .returning('project_id')
       .executeTakeFirst();
     if (!batch) throw new CompatLeaseLost(input.batchId);
@@ -186,11 +192,7 @@ export async function openCompatBatch(
   const opened = await database.write
     .updateTable('compat_batches')
     .set({ state: 'open', in_progress_at: input.now, locked_by: null, locked_until: null })
-    .where('id', '=', input.batchId)
-    .where('state', '=', 'creating')
-    .where('publish_started_at', 'is not', null)
-    .where('deleted_at', 'is', null)
-    .where('locked_by', '=', input.lockedBy)
+    .where((eb) => heldByCreator(eb, input, true))
     .executeTakeFirst();
   if (Number(opened.numUpdatedRows) === 0) throw new CompatLeaseLost(input.batchId);
 }
@@ -238,11 +240,7 @@ export async function failCompatBatch(
   const failed = await database.write
     .updateTable('compat_batches')
     .set({ state: 'failed', failed_at: input.now, errors: input.errors, locked_by: null, locked_until: null })
-    .where('id', '=', input.batchId)
-    .where('state', '=', 'creating')
-    .where('publish_started_at', 'is', null)
-    .where('locked_by', '=', input.lockedBy)
-    .where('deleted_at', 'is', null)
+    .where((eb) => heldByCreator(eb, input, false))
     .executeTakeFirst();
   if (Number(failed.numUpdatedRows) === 0) throw new CompatLeaseLost(input.batchId);
   await dropBatchRows(database, 'compat_staged_cargo', input.batchId);

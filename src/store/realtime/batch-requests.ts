@@ -1,7 +1,6 @@
 /** A real-time batch's requests as rows: stored at submit, watched while they run, read back, canceled, removed. */
 import { sql } from 'kysely';
-import type { BatchRequest } from '../../domain/batch-requests.js';
-import type { SettledRequest } from '../../domain/realtime-requests.js';
+import type { EnqueueInput, SettledRequest } from '../../domain/realtime-requests.js';
 import type { Database } from '../database.js';
 import { pagesById } from '../pages.js';
 
@@ -12,17 +11,7 @@ const CHUNK = 500;
  * Stores a batch's requests, `CHUNK` rows a transaction; a submission repeated after a crash keeps
  * the rows it stored before (and whatever the runner did with them).
  */
-export async function enqueueRealtimeRequests(
-  database: Database,
-  input: {
-    batchId: string;
-    endpoint: string;
-    model: string;
-    requests: AsyncIterable<BatchRequest>;
-    now: number;
-    deadlineAt: number;
-  },
-): Promise<void> {
+export async function enqueueRealtimeRequests(database: Database, input: EnqueueInput): Promise<void> {
   let rows: { custom_id: string; input: string }[] = [];
   const flush = async () => {
     if (rows.length === 0) return;

@@ -10,20 +10,13 @@
  * PostgreSQL; SQLite's write lock is the whole database's.
  */
 import { type CompiledQuery, sql } from 'kysely';
-import { type ClaimedRequest, REALTIME_EXPIRED_ERROR, type Settlement } from '../../domain/realtime-requests.js';
+import {
+  type ClaimedRequest,
+  REALTIME_EXPIRED_ERROR,
+  type SettleAndClaimInput,
+  type Settlement,
+} from '../../domain/realtime-requests.js';
 import type { Database } from '../database.js';
-
-export interface SettleAndClaimInput {
-  workerId: string;
-  now: number;
-  settlements: readonly Settlement[];
-  endpoint: string;
-  maxConcurrency: number;
-  limit: number;
-  requestLeaseMs: number;
-  slotLeaseMs: number;
-  ensureSlots: boolean;
-}
 
 interface LeasedRow {
   batch_id: string;
