@@ -24,6 +24,18 @@ for (const backend of await backends({ childProcesses: true })) {
     const load = (url: string, key: string, callbackUrl: string) =>
       loadOverHttp(url, key, mockBody('retry timing', { callback_url: callbackUrl }));
 
+    /** When barge started each delivery attempt of the cargo, as it recorded them. */
+    const attemptStarts = async (cargoId: string) =>
+      (
+        await h.db.database.read
+          .selectFrom('delivery_attempts as a')
+          .innerJoin('deliveries as d', 'd.id', 'a.delivery_id')
+          .select('a.started_at')
+          .where('d.cargo_id', '=', cargoId)
+          .orderBy('a.started_at')
+          .execute()
+      ).map((r) => Number(r.started_at));
+
     const tracking = async (url: string, key: string, cargoId: string) =>
       (await (await fetch(`${url}/cargo/${cargoId}/tracking`, { headers: { 'x-api-key': key } })).json()) as {
         status: string;
@@ -41,12 +53,24 @@ for (const backend of await backends({ childProcesses: true })) {
           (n) => n >= 6,
           { timeoutMs: 15_000 },
         );
+        // A retry is due 200 ms after its attempt started (as barge recorded it): it must not
+        // start before, and must reach the receiver within a second after.
+        const started = await waitFor(
+          '6 recorded attempts',
+          () => attemptStarts(cargoId),
+          (rows) => rows.length >= 6,
+          {
+            timeoutMs: 2000,
+            intervalMs: 10,
+          },
+        );
         const at = receiver.received.map((r) => r.at);
         for (let i = 1; i < at.length; i++) {
-          // A retry is due 200 ms after its attempt started; the receiver sees arrivals, and an
-          // attempt that took a while to arrive (a loaded machine) leaves a shorter gap to the next.
-          const gap = (at[i] as number) - (at[i - 1] as number);
-          assert.ok(gap >= 100 && gap < 1000, `retry ${i} came ${gap} ms after attempt ${i}: ${JSON.stringify(at)}`);
+          const due = (started[i - 1] as number) + (DELAYS[i - 1] as number);
+          const early = due - (started[i] as number);
+          const late = (at[i] as number) - due;
+          assert.ok(early <= 0, `retry ${i} started ${early} ms before it was due: ${JSON.stringify(started)}`);
+          assert.ok(late < 1000, `retry ${i} came ${late} ms after it was due: ${JSON.stringify({ started, at })}`);
         }
         const settled = await waitFor(
           'callback_failed',
@@ -71,22 +95,19 @@ for (const backend of await backends({ childProcesses: true })) {
       try {
         const { key } = await createProjectWithKey(h.db.database);
         const cargoId = await load(first.url, key, `${receiver.url}/hook`);
-        const recorded = () =>
-          h.db.database.read
-            .selectFrom('delivery_attempts as a')
-            .innerJoin('deliveries as d', 'd.id', 'a.delivery_id')
-            .select('a.started_at')
-            .where('d.cargo_id', '=', cargoId)
-            .orderBy('a.started_at')
-            .execute();
-        const attempts = await waitFor('2 recorded attempts', recorded, (rows) => rows.length >= 2, {
-          timeoutMs: 15_000,
-          intervalMs: 10,
-        });
+        const attempts = await waitFor(
+          '2 recorded attempts',
+          () => attemptStarts(cargoId),
+          (rows) => rows.length >= 2,
+          {
+            timeoutMs: 15_000,
+            intervalMs: 10,
+          },
+        );
         await first.child.stop('SIGKILL');
         const seen = receiver.received.length;
         assert.equal(seen, 2);
-        const due = Number(attempts[1]?.started_at) + 1500;
+        const due = (attempts[1] as number) + 1500;
         first = await serve(delays);
         const ready = Date.now();
         // Waited for well past the bound, so a late retry is reported with its lateness.
@@ -108,10 +129,20 @@ for (const backend of await backends({ childProcesses: true })) {
           (n) => n >= 6,
           { timeoutMs: 10_000 },
         );
-        const at = receiver.received.slice(seen).map((r) => r.at);
-        for (let i = 1; i < at.length; i++) {
-          const gap = (at[i] as number) - (at[i - 1] as number);
-          assert.ok(gap < 1000, `retry came ${gap} ms after the previous attempt: ${JSON.stringify(at)}`);
+        // The retries after it, each due 200 ms after the one before started.
+        const started = await waitFor(
+          '6 recorded attempts',
+          () => attemptStarts(cargoId),
+          (rows) => rows.length >= 6,
+          {
+            timeoutMs: 2000,
+            intervalMs: 10,
+          },
+        );
+        const at = receiver.received.map((r) => r.at);
+        for (let i = seen + 1; i < at.length; i++) {
+          const late = (at[i] as number) - ((started[i - 1] as number) + 200);
+          assert.ok(late < 1000, `retry ${i} came ${late} ms after it was due: ${JSON.stringify({ started, at })}`);
         }
       } finally {
         await first.child.stop('SIGTERM');
