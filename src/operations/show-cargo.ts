@@ -8,6 +8,7 @@ import { trackingDescription } from '../domain/lifecycle.js';
 import { type RedeliveryRefusal, redeliveryRefusal } from '../domain/redelivery.js';
 import { findProjectBySlug } from '../store/admin/projects.js';
 import { type CargoDetail, findCargoDetail } from '../store/cargo/detail.js';
+import { submitErrorOf } from '../store/cargo/find-for-project.js';
 import { requestedChannels } from '../store/deliveries/create.js';
 import { type OperationDeps, type Result, refusals, refuse, succeed } from './operation.js';
 
@@ -35,7 +36,7 @@ export async function showCargo(
     cargo,
     statusDescription: trackingDescription(cargo.status, {
       resultError: cargo.result?.errorMessage ?? null,
-      submitError: cargo.batch?.status === 'submitting' ? cargo.batch.lastError : null,
+      submitError: submitErrorOf(cargo.batch?.status ?? null, cargo.batch?.lastError ?? null),
       deliveries: cargo.deliveries.map((d) => ({
         channel: d.channel,
         status: d.status,

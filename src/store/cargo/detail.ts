@@ -3,6 +3,7 @@ import type { CargoStatus } from '../../domain/lifecycle.js';
 import type { Database } from '../database.js';
 import { metadataOf } from '../metadata.js';
 import type { BatchStatus, DeliveryChannelName, DeliveryStatus } from '../schema.js';
+import { projectCargoQuery } from './find-for-project.js';
 
 /** At most this many attempts are read, the newest: a cargo redelivered again and again stays one bounded read. */
 export const MAX_LISTED_ATTEMPTS = 1000;
@@ -83,12 +84,7 @@ export async function findCargoDetail(
   projectId: string,
   cargoId: string,
 ): Promise<CargoDetail | undefined> {
-  const row = await database.read
-    .selectFrom('cargo as c')
-    .innerJoin('cargo_requests as q', 'q.cargo_id', 'c.id')
-    .leftJoin('compat_cargo as m', 'm.cargo_id', 'c.id')
-    .leftJoin('results as r', 'r.cargo_id', 'c.id')
-    .leftJoin('batches as b', 'b.id', 'c.batch_id')
+  const row = await projectCargoQuery(database, projectId, cargoId)
     .select([
       'c.id',
       'c.status',
@@ -121,8 +117,6 @@ export async function findCargoDetail(
       'r.output_tokens',
       'r.cost_usd',
     ])
-    .where('c.id', '=', cargoId)
-    .where('c.project_id', '=', projectId)
     .executeTakeFirst();
   if (!row) return undefined;
   const deliveries = await database.read

@@ -23,18 +23,34 @@ export interface CargoView {
   } | null;
 }
 
+/**
+ * One of a project's cargo (none of another project's) with its request, its compat batch link,
+ * its result and its batch joined: each reader selects the columns it shows.
+ */
+export function projectCargoQuery(database: Database, projectId: string, cargoId: string) {
+  return database.read
+    .selectFrom('cargo as c')
+    .innerJoin('cargo_requests as q', 'q.cargo_id', 'c.id')
+    .leftJoin('compat_cargo as m', 'm.cargo_id', 'c.id')
+    .leftJoin('results as r', 'r.cargo_id', 'c.id')
+    .leftJoin('batches as b', 'b.id', 'c.batch_id')
+    .where('c.id', '=', cargoId)
+    .where('c.project_id', '=', projectId);
+}
+
+/** Why the cargo's batch last failed to submit, while it waits to try again, else null. */
+export function submitErrorOf(batchStatus: string | null, lastError: string | null): string | null {
+  // A submitted batch's job id replaces the error of the tries before it (markBatchSubmitted).
+  return batchStatus === 'submitting' ? lastError : null;
+}
+
 /** A project's cargo with its result, or undefined (another project's cargo is not found either). */
 export async function findCargoForProject(
   database: Database,
   projectId: string,
   cargoId: string,
 ): Promise<CargoView | undefined> {
-  const row = await database.read
-    .selectFrom('cargo as c')
-    .innerJoin('cargo_requests as q', 'q.cargo_id', 'c.id')
-    .leftJoin('compat_cargo as m', 'm.cargo_id', 'c.id')
-    .leftJoin('results as r', 'r.cargo_id', 'c.id')
-    .leftJoin('batches as b', 'b.id', 'c.batch_id')
+  const row = await projectCargoQuery(database, projectId, cargoId)
     .select([
       'c.id',
       'c.status',
@@ -51,8 +67,6 @@ export async function findCargoForProject(
       'b.status as batch_status',
       'b.last_error as batch_error',
     ])
-    .where('c.id', '=', cargoId)
-    .where('c.project_id', '=', projectId)
     .executeTakeFirst();
   if (!row) return undefined;
   return {
@@ -62,8 +76,7 @@ export async function findCargoForProject(
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     hasDeliveries: row.callback_url !== null || row.callback !== null,
-    // A submitted batch's job id replaces the error of the tries before it (markBatchSubmitted).
-    submitError: row.batch_status === 'submitting' ? row.batch_error : null,
+    submitError: submitErrorOf(row.batch_status, row.batch_error),
     result:
       row.success === null || row.result_created_at === null
         ? null
