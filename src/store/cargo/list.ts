@@ -12,7 +12,7 @@ import { metadataOf } from '../metadata.js';
  * cargo, or most of them) and are found along cargo_by_project. Spelled as literals in the query:
  * SQLite uses a partial index only for a condition it can see is the index's own.
  */
-export const RARE_STATUSES: readonly CargoStatus[] = ['failed', 'callback_failed', 'canceled'];
+const RARE_STATUSES: readonly CargoStatus[] = ['failed', 'callback_failed', 'canceled'];
 export const RARE_STATUS_CONDITION = sql<boolean>`c.status in ('failed', 'callback_failed', 'canceled')`;
 
 export interface CargoFilter {

@@ -45,6 +45,8 @@ export async function readSetPage(
   lock = false,
 ): Promise<SetPage> {
   const from = firstIdAt('crg', set.since);
+  // A cursor before the window's start starts the page at the window.
+  const cursor = after !== null && after >= from ? after : null;
   const candidates = await db
     .selectFrom('cargo as c')
     .select('c.id')
@@ -52,7 +54,7 @@ export async function readSetPage(
     .$if(set.cargoStatus === 'callback_failed', (qb) =>
       qb.where('c.status', '=', 'callback_failed').where(RARE_STATUS_CONDITION),
     )
-    .where('c.id', after !== null && after >= from ? '>' : '>=', after !== null && after >= from ? after : from)
+    .where('c.id', cursor === null ? '>=' : '>', cursor ?? from)
     .orderBy('c.id')
     .limit(size)
     .execute();
