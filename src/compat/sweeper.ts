@@ -17,7 +17,7 @@ import { CompatLeaseLost, takeOverCompatPublish, unfinishedCompatPublishes } fro
 import {
   deleteCompatBatch,
   deletedCompatBatches,
-  dropStagedCargo,
+  dropBatchRows,
   purgeDeletedCompatBatch,
 } from '../store/compat/delete.js';
 import {
@@ -78,7 +78,7 @@ export async function sweepCompat(deps: SweepDeps): Promise<{ swept: number; nex
     swept++;
   }
   for (const id of await batchesWithLeftoverStaging(database, SWEEP_LIMIT)) {
-    await dropStagedCargo(database, id);
+    await dropBatchRows(database, 'compat_staged_cargo', id);
     swept++;
   }
   for (const row of await unfinishedCompatCancels(database, now - deps.leaseMs, SWEEP_LIMIT)) {
@@ -86,10 +86,11 @@ export async function sweepCompat(deps: SweepDeps): Promise<{ swept: number; nex
     else await markCompatCancelDone(database, row.id);
     swept++;
   }
-  for (const id of await abandonedCompatFiles(database, now, SWEEP_LIMIT)) {
-    if (await deleteCompatFile(database, id, { lapsedBefore: now })) swept++;
-  }
-  for (const id of await expiredCompatFiles(database, now, SWEEP_LIMIT)) {
+  const files = [
+    ...(await abandonedCompatFiles(database, now, SWEEP_LIMIT)),
+    ...(await expiredCompatFiles(database, now, SWEEP_LIMIT)),
+  ];
+  for (const id of files) {
     if (await deleteCompatFile(database, id, { lapsedBefore: now })) swept++;
   }
   for (const id of await expiredCompatBatches(database, now - BATCH_RETENTION_MS, SWEEP_LIMIT)) {

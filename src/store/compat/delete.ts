@@ -37,11 +37,6 @@ export async function dropBatchRows(
   }
 }
 
-/** Deletes what was staged for a batch (its cargo exist now, or it failed), in chunks. */
-export async function dropStagedCargo(database: Database, batchId: string): Promise<void> {
-  await dropBatchRows(database, 'compat_staged_cargo', batchId);
-}
-
 /** Which batches a deletion takes (each in one conditional statement, so a deletion never races a creator). */
 export type CompatDeletion =
   /** The sweeper: a batch being created (its publish not begun) whose creator's lease lapsed before `now`. */
