@@ -262,11 +262,10 @@ export class RealtimeRunner {
   }
 
   /**
-   * Stops leasing, and waits (bounded) for the requests in flight to be answered and stored; what
-   * was leased and not sent is given back.
+   * Waits (bounded) for the requests in flight to be answered and stored; what was leased and not
+   * sent is given back. The caller has stopped `loops` first (PipelineWorker stops all of its loops).
    */
   async stop(graceMs: number): Promise<void> {
-    await Promise.all(this.loops.map((loop) => loop.stop()));
     const stopped = Promise.all([...this.runners.values()].map((r) => r.stop()));
     await Promise.race([stopped, new Promise((resolve) => setTimeout(resolve, graceMs).unref())]);
   }
