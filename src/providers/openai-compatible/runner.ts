@@ -114,16 +114,30 @@ class EndpointRunner {
    * again while other workers hold every slot.
    */
   async step(): Promise<StepOutcome> {
+    // Idle and holding no slot: a read says whether a write would lease anything, so an idle
+    // worker looks every second without writing.
+    if (this.idle() && this.slots === 0) {
+      const next = await this.nextLook();
+      if (next > this.deps.clock.now()) return { didWork: false, nextAt: next };
+    }
     await this.write();
     const now = this.deps.clock.now();
     // Busy: the writes that follow the answers lease what comes next.
     if (this.inFlight.size > 0) return { didWork: false, nextAt: null };
     // Leased, but no slot: other workers hold them all, and their answers do not reach this process.
     if (this.waiting.length > 0) return { didWork: false, nextAt: now + OTHERS_FULL_RECHECK_MS };
-    // Otherwise look again when the next try is due, and within a second for batches other
-    // workers submit.
+    return { didWork: false, nextAt: await this.nextLook() };
+  }
+
+  private idle(): boolean {
+    return this.inFlight.size === 0 && this.waiting.length === 0 && this.pending.length === 0;
+  }
+
+  /** When the next try is due, and within a second anyway for batches other workers submit. */
+  private async nextLook(): Promise<number> {
+    const now = this.deps.clock.now();
     const due = await this.deps.queue.nextDueAt(this.endpoint.name);
-    return { didWork: false, nextAt: Math.max(now, Math.min(due ?? Number.POSITIVE_INFINITY, now + IDLE_RECHECK_MS)) };
+    return Math.max(now, Math.min(due ?? Number.POSITIVE_INFINITY, now + IDLE_RECHECK_MS));
   }
 
   /** Tests: leases and sends until nothing is due, each round waited for; whether anything was sent. */
