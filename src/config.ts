@@ -5,13 +5,14 @@ import { join } from 'node:path';
 import { type CompatLimits, PROVIDER_LIMITS } from './domain/compat-limits.js';
 import {
   type CatalogEndpoint,
+  httpBaseUrl,
   type ModelCatalog,
   ModelCatalogError,
   type ProviderName,
   parseModelCatalog,
   REALTIME_PROVIDER,
 } from './domain/model-catalog.js';
-import { endpointEnabledKey } from './domain/model-routing.js';
+import type { EnabledRoutes } from './domain/model-routing.js';
 import { BUCKET_NAME_RULES, bucketNameProblem } from './domain/object-target.js';
 import { DEFAULT_RETRY_DELAYS_MS, parseRetryDelays } from './domain/retry-schedule.js';
 import { parseSecretKey } from './domain/secret-box.js';
@@ -186,19 +187,16 @@ export interface BedrockConfig {
 }
 
 /**
- * The providers this deployment routes to: svc-mock's always, and each real one whose settings are
- * present; for `openai-compatible`, also each enabled endpoint (model-routing.ts EnabledRoutes).
+ * What this deployment routes to: svc-mock always, each real provider whose settings are present,
+ * and the `openai-compatible` endpoints that are enabled.
  */
-export function enabledProviders(providers: ProvidersConfig): Set<string> {
-  const enabled = new Set<string>(['mock']);
+export function enabledRoutes(providers: ProvidersConfig): EnabledRoutes {
+  const enabled = new Set<ProviderName>(['mock']);
   if (providers.anthropic) enabled.add('anthropic');
   if (providers.openai) enabled.add('openai');
   if (providers.bedrock) enabled.add('bedrock');
-  if (providers.openaiCompatible) {
-    enabled.add(REALTIME_PROVIDER);
-    for (const name of Object.keys(providers.openaiCompatible.endpoints)) enabled.add(endpointEnabledKey(name));
-  }
-  return enabled;
+  if (providers.openaiCompatible) enabled.add(REALTIME_PROVIDER);
+  return { providers: enabled, endpoints: new Set(Object.keys(providers.openaiCompatible?.endpoints ?? {})) };
 }
 
 /** The settings that enable each real provider (decisions.md), for messages that say how to turn one on. */
@@ -588,11 +586,11 @@ function httpUrl(raw: string): URL | null {
 function endpointUrl(read: (name: string) => string | undefined, name: string): string | null {
   const raw = read(name);
   if (raw === undefined) return null;
-  const url = httpUrl(raw);
-  if (!url || url.search || url.hash || url.username || url.password) {
+  const url = httpBaseUrl(raw);
+  if (url === null) {
     throw new ConfigError(name, `must be an http(s) URL without query or credentials, got '${redacted(raw)}'`);
   }
-  return raw.replace(/\/+$/, '');
+  return url;
 }
 
 /** Never echoed: the value is a key. */

@@ -226,7 +226,7 @@ function parseEndpoints(
 }
 
 /** An http(s) URL without query, fragment or credentials, its trailing slashes dropped; null if not one. */
-function httpBaseUrl(raw: string): string | null {
+export function httpBaseUrl(raw: string): string | null {
   try {
     const url = new URL(raw);
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;

@@ -15,25 +15,22 @@ import {
   MOCK_MODEL_ID,
   type ModelCatalog,
   type ProviderName,
-  REALTIME_PROVIDER,
   routeProviderModel,
 } from './model-catalog.js';
 
 /**
- * What is enabled in a deployment: provider names, and for the `openai-compatible` provider each
- * enabled endpoint as endpointEnabledKey(name) (an endpoint is enabled on its own, by its key).
+ * What is enabled in a deployment: the providers, and the `openai-compatible` provider's endpoints
+ * by name (an endpoint is enabled on its own, by its key).
  */
-export type EnabledRoutes = ReadonlySet<string>;
-
-/** How an enabled endpoint is named in EnabledRoutes. */
-export function endpointEnabledKey(endpoint: string): string {
-  return `${REALTIME_PROVIDER}:${endpoint}`;
+export interface EnabledRoutes {
+  providers: ReadonlySet<ProviderName>;
+  endpoints: ReadonlySet<string>;
 }
 
 /** Whether a catalog route can be taken here: its provider enabled, and its endpoint when it names one. */
 export function routeEnabled(route: CatalogRoute, enabled: EnabledRoutes): boolean {
-  if (route.endpoint !== undefined) return enabled.has(endpointEnabledKey(route.endpoint));
-  return enabled.has(route.provider);
+  if (route.endpoint !== undefined) return enabled.endpoints.has(route.endpoint);
+  return enabled.providers.has(route.provider);
 }
 
 /** Where a model id goes: the provider, the id that provider knows it by, and its catalog entry if any. */
@@ -83,7 +80,7 @@ export function routeModel(model: string, catalog: ModelCatalog, enabled: Enable
   }
   const named = providerNamed(model);
   if (!named) return unknown(model);
-  if (!enabled.has(named.provider)) return notEnabled(model, [named.provider]);
+  if (!enabled.providers.has(named.provider)) return notEnabled(model, [named.provider]);
   const known = entryForRoute(catalog, named.provider, named.providerModel) ?? null;
   return { ok: true, route: { ...named, entry: known } };
 }

@@ -2,7 +2,7 @@
 import { createRequire } from 'node:module';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
-import { type Config, enabledProviders } from '../config.js';
+import { type Config, enabledRoutes } from '../config.js';
 import type { Clock } from '../domain/clock.js';
 import { findProjectConnection } from '../store/admin/connections.js';
 import type { NewCargo } from '../store/cargo/insert.js';
@@ -109,7 +109,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerHealth(app, deps);
   if (deps.metrics) registerMetrics(app, deps.metrics);
   // Routing sees the catalog and the providers whose settings are present (decisions.md).
-  const models = { catalog: config.models, enabled: enabledProviders(config.providers) };
+  const models = { catalog: config.models, enabled: enabledRoutes(config.providers) };
   // One storage and one spend budget for every way cargo arrive (POST /cargo/load, the batch endpoints).
   const storage = {
     budget: new StorageBudget(deps.database, deps.clock, config.storage),

@@ -4,7 +4,7 @@
  * them holds. Read from the configuration and the batches; no provider is called (`barge provider
  * check` does that).
  */
-import { type Config, enabledProviders, PROVIDER_ENABLED_BY } from '../config.js';
+import { type Config, enabledRoutes, PROVIDER_ENABLED_BY } from '../config.js';
 import { PROVIDER_NAMES, type ProviderName } from '../domain/model-catalog.js';
 import { providerBatches } from '../store/batches/provider-status.js';
 import type { OperationDeps } from './operation.js';
@@ -21,7 +21,7 @@ export interface ProviderStatus {
 export async function providerStatus(
   deps: Pick<OperationDeps, 'database'> & { config: Pick<Config, 'providers'> },
 ): Promise<ProviderStatus[]> {
-  const enabled = enabledProviders(deps.config.providers);
+  const enabled = enabledRoutes(deps.config.providers).providers;
   const batches = await providerBatches(deps.database, PROVIDER_NAMES);
   return PROVIDER_NAMES.map((name) => ({
     name,

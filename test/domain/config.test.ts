@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { ConfigError, enabledProviders, loadConfig } from '../../src/config.js';
+import { ConfigError, enabledRoutes, loadConfig } from '../../src/config.js';
 
 /** Every variable loadConfig reads, found by watching it read an empty environment. */
 function variablesRead(): string[] {
@@ -227,7 +227,7 @@ describe('providers', () => {
   test('none is enabled by default: only svc-mock routes', () => {
     const config = loadConfig({});
     assert.deepEqual(config.providers, { anthropic: null, openai: null, bedrock: null, openaiCompatible: null });
-    assert.deepEqual([...enabledProviders(config.providers)], ['mock']);
+    assert.deepEqual([...enabledRoutes(config.providers).providers], ['mock']);
   });
 
   test('a key enables Anthropic or OpenAI, with the documented defaults', () => {
@@ -238,7 +238,7 @@ describe('providers', () => {
       version: '2023-06-01',
     });
     assert.deepEqual(config.providers.openai, { apiKey: KEY, baseUrl: 'https://api.openai.com/v1' });
-    assert.deepEqual([...enabledProviders(config.providers)].sort(), ['anthropic', 'mock', 'openai']);
+    assert.deepEqual([...enabledRoutes(config.providers).providers].sort(), ['anthropic', 'mock', 'openai']);
     const moved = loadConfig({
       ANTHROPIC_API_KEY: KEY,
       ANTHROPIC_BASE_URL: 'http://127.0.0.1:4010/',
@@ -272,7 +272,7 @@ describe('providers', () => {
     }).providers.bedrock;
     assert.equal(own?.region, 'us-west-2');
     assert.equal(own?.endpoint, 'http://127.0.0.1:4566');
-    assert.ok(enabledProviders(loadConfig(both).providers).has('bedrock'));
+    assert.ok(enabledRoutes(loadConfig(both).providers).providers.has('bedrock'));
     assertRejects({ BARGE_BEDROCK_ROLE_ARN: role }, 'BARGE_BEDROCK_S3_URI');
     assertRejects({ BARGE_BEDROCK_S3_URI: 's3://barge-batches/' }, 'BARGE_BEDROCK_ROLE_ARN');
     assertRejects({ ...both, BARGE_BEDROCK_S3_URI: 'https://barge-batches.s3.amazonaws.com/' }, 'BARGE_BEDROCK_S3_URI');
@@ -435,7 +435,9 @@ describe('catalog endpoints (openai-compatible)', () => {
         },
       },
     });
-    assert.deepEqual([...enabledProviders(config.providers)], ['mock', 'openai-compatible', 'openai-compatible:gpu-1']);
+    const enabled = enabledRoutes(config.providers);
+    assert.deepEqual([...enabled.providers], ['mock', 'openai-compatible']);
+    assert.deepEqual([...enabled.endpoints], ['gpu-1']);
     // Only input and output prices: an endpoint's model is billed at those, batch prices or not.
     const prices = config.models.entries[0]?.prices;
     assert.deepEqual([prices?.batch_input, prices?.batch_output], [0.05, 0.08]);
@@ -448,7 +450,7 @@ describe('catalog endpoints (openai-compatible)', () => {
     ]);
     const off = loadConfig({ BARGE_MODELS_FILE: path });
     assert.deepEqual(Object.keys(off.providers.openaiCompatible?.endpoints ?? {}), ['gpu-2']);
-    assert.equal(enabledProviders(off.providers).has('openai-compatible:gpu-1'), false);
+    assert.equal(enabledRoutes(off.providers).endpoints.has('gpu-1'), false);
     const on = loadConfig({ BARGE_MODELS_FILE: path, GPU1_KEY: 'sk-gpu-one-12345' });
     assert.equal(on.providers.openaiCompatible?.endpoints['gpu-1']?.apiKey, 'sk-gpu-one-12345');
   });

@@ -4,7 +4,7 @@ import { describe, test } from 'node:test';
 import { LIMITS } from '../../src/domain/cargo-request.js';
 import { type ProviderName, parseModelCatalog } from '../../src/domain/model-catalog.js';
 import { checkModelParams } from '../../src/domain/model-params.js';
-import { type ModelRoute, routableModels, routeModel } from '../../src/domain/model-routing.js';
+import { type EnabledRoutes, type ModelRoute, routableModels, routeModel } from '../../src/domain/model-routing.js';
 import { checkRequestSurface } from '../../src/domain/request-rules.js';
 import { checkRouteParts } from '../../src/domain/route-parts.js';
 
@@ -25,16 +25,19 @@ const catalog = parseModelCatalog(
   }),
   'm.json',
 );
-const enabled = (...providers: ProviderName[]) => new Set<ProviderName>(['mock', ...providers]);
+const enabled = (...providers: ProviderName[]): EnabledRoutes => ({
+  providers: new Set<ProviderName>(['mock', ...providers]),
+  endpoints: new Set(),
+});
 const ALL = enabled('anthropic', 'openai', 'bedrock');
 
-function routed(model: string, on: ReadonlySet<ProviderName>): ModelRoute {
+function routed(model: string, on: EnabledRoutes): ModelRoute {
   const routing = routeModel(model, catalog, on);
   assert.ok(routing.ok, `${model} should route: ${routing.ok ? '' : routing.problem.message}`);
   return routing.route;
 }
 
-function refused(model: string, on: ReadonlySet<ProviderName>, kind: 'unknown_model' | 'provider_not_enabled') {
+function refused(model: string, on: EnabledRoutes, kind: 'unknown_model' | 'provider_not_enabled') {
   const routing = routeModel(model, catalog, on);
   assert.ok(!routing.ok, `${model} should not route`);
   assert.equal(routing.problem.kind, kind, routing.problem.message);
@@ -127,7 +130,7 @@ describe('routeModel', () => {
 
 describe('routableModels', () => {
   test('svc-mock first, then the catalog entries some enabled provider serves, each by its first enabled route', () => {
-    const summary = (on: ReadonlySet<ProviderName>) =>
+    const summary = (on: EnabledRoutes) =>
       routableModels(catalog, on).map((m) => `${m.id}:${m.route.provider}:${m.route.providerModel}`);
     assert.deepEqual(summary(enabled()), ['svc-mock:mock:svc-mock']);
     assert.deepEqual(summary(enabled('bedrock')), [
@@ -216,18 +219,23 @@ describe('routes to an endpoint (openai-compatible)', () => {
   );
 
   test('the first enabled endpoint takes it, stored as endpoint/model; none enabled is a provider not enabled', () => {
-    const both = routeModel(
-      'llama',
-      withEndpoints,
-      new Set(['mock', 'openai-compatible:gpu-1', 'openai-compatible:gpu-2']),
-    );
+    const both = routeModel('llama', withEndpoints, {
+      providers: new Set(['mock', 'openai-compatible']),
+      endpoints: new Set(['gpu-1', 'gpu-2']),
+    });
     assert.ok(both.ok);
     assert.equal(both.route.providerModel, 'gpu-1/meta-llama/Llama-3.1-8B-Instruct');
-    const second = routeModel('llama', withEndpoints, new Set(['mock', 'openai-compatible:gpu-2']));
+    const second = routeModel('llama', withEndpoints, {
+      providers: new Set(['mock', 'openai-compatible']),
+      endpoints: new Set(['gpu-2']),
+    });
     assert.ok(second.ok);
     assert.equal(second.route.provider, 'openai-compatible');
     assert.equal(second.route.providerModel, 'gpu-2/meta-llama/Llama-3.1-8B-Instruct');
-    const none = routeModel('llama', withEndpoints, new Set(['mock', 'openai-compatible']));
+    const none = routeModel('llama', withEndpoints, {
+      providers: new Set(['mock', 'openai-compatible']),
+      endpoints: new Set(),
+    });
     assert.ok(!none.ok);
     assert.equal(none.problem.kind, 'provider_not_enabled');
   });

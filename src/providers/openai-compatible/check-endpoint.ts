@@ -2,12 +2,11 @@
  * `barge provider check openai-compatible`: each endpoint reachable, the catalog's models for it
  * listed by `GET {base_url}/models`, and how long that took. Read-only; never throws.
  */
-import { CHECK_TIMEOUT_MS, type ProviderCapability, withoutKey } from '../provider.js';
-import { type Endpoint, endpointHeaders, errorText } from './send-request.js';
+import { CHECK_TIMEOUT_MS, type ProviderCapability } from '../provider.js';
+import { type Endpoint, endpointHeaders, errorText, fetchFailure, scrubKey } from './send-request.js';
 
 export async function checkEndpoint(endpoint: Endpoint, models: readonly string[]): Promise<ProviderCapability> {
   const name = `endpoint ${endpoint.name}`;
-  const scrub = (text: string) => (endpoint.apiKey === null ? text : withoutKey(text, endpoint.apiKey));
   const started = performance.now();
   let status: number;
   let text: string;
@@ -19,19 +18,16 @@ export async function checkEndpoint(endpoint: Endpoint, models: readonly string[
     status = response.status;
     text = await response.text();
   } catch (err) {
-    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-    const why =
-      (err as Error).name === 'TimeoutError'
-        ? 'no answer in time'
-        : (cause?.code ?? cause?.message ?? (err as Error).message);
-    return { name, ok: false, detail: scrub(`unreachable at ${endpoint.baseUrl}: ${why}`) };
+    const { timedOut, why } = fetchFailure(err);
+    const detail = `unreachable at ${endpoint.baseUrl}: ${timedOut ? 'no answer in time' : why}`;
+    return { name, ok: false, detail: scrubKey(endpoint, detail) };
   }
   const latency = `${Math.round(performance.now() - started)} ms`;
   if (status < 200 || status >= 300) {
     return {
       name,
       ok: false,
-      detail: scrub(`reachable (${latency}), GET /models answered ${errorText(status, text)}`),
+      detail: scrubKey(endpoint, `reachable (${latency}), GET /models answered ${errorText(status, text)}`),
     };
   }
   let listed: Set<string>;

@@ -23,6 +23,20 @@ export function endpointHeaders(endpoint: Endpoint): Record<string, string> {
   return endpoint.apiKey === null ? {} : { authorization: `Bearer ${endpoint.apiKey}` };
 }
 
+/** A text for logs and results without the endpoint's key, which an error may quote. */
+export function scrubKey(endpoint: Endpoint, text: string): string {
+  return endpoint.apiKey === null ? text : withoutKey(text, endpoint.apiKey);
+}
+
+/** Why a fetch got no answer: its deadline passed, or the connection's error (its code when it has one). */
+export function fetchFailure(err: unknown): { timedOut: boolean; why: string } {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  return {
+    timedOut: err instanceof Error && err.name === 'TimeoutError',
+    why: cause?.code ?? cause?.message ?? (err as Error).message,
+  };
+}
+
 export async function sendChatCompletion(
   endpoint: Endpoint,
   request: { model: string; input: string },
@@ -34,7 +48,6 @@ export async function sendChatCompletion(
   } catch (err) {
     return { kind: 'refused', error: `invalid_request: ${(err as Error).message}` };
   }
-  const scrub = (text: string) => (endpoint.apiKey === null ? text : withoutKey(text, endpoint.apiKey));
   let response: Response;
   let text: string;
   try {
@@ -46,12 +59,9 @@ export async function sendChatCompletion(
     });
     text = await response.text();
   } catch (err) {
-    const timedOut = err instanceof Error && err.name === 'TimeoutError';
-    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-    const why = timedOut
-      ? `no answer within ${endpoint.timeoutMs} ms`
-      : (cause?.code ?? cause?.message ?? (err as Error).message);
-    return { kind: 'retry', error: scrub(`${timedOut ? 'timeout' : 'connection_error'}: ${why}`), retryAfterMs: null };
+    const { timedOut, why } = fetchFailure(err);
+    const error = timedOut ? `timeout: no answer within ${endpoint.timeoutMs} ms` : `connection_error: ${why}`;
+    return { kind: 'retry', error: scrubKey(endpoint, error), retryAfterMs: null };
   }
   const status = response.status;
   if (status >= 200 && status < 300) {
@@ -66,7 +76,8 @@ export async function sendChatCompletion(
     }
     return { kind: 'answered', response: JSON.stringify(modelMessageOf(completion)) };
   }
-  const error = scrub(errorText(status, text));
+  const error = scrubKey(endpoint, errorText(status, text));
+  // Not errorKindOfStatus: decisions.md pins that every other 4xx (409 and 401 among them) fails.
   if (status === 429 || status === 408 || status >= 500) {
     return { kind: 'retry', error, retryAfterMs: retryAfterMsOf(response.headers, now()) };
   }
