@@ -33,7 +33,7 @@ export function registerFileContent(app: TypedScope, deps: CompatDeps): void {
     async (request, reply) => {
       const row = await findFile(deps, request, request.params.file_id);
       reply.header('content-length', String(row.bytes));
-      // A byte stream, not objects: it reads the next 4 MiB chunk when the socket drained the last,
+      // A byte stream, not objects: it reads the next chunk when the socket drained the last,
       // where an object stream would read 16 chunks ahead.
       const content = Readable.from(compatFileChunks(deps.database, row.id), { objectMode: false });
       return reply.type(OCTETS).send(content as never);

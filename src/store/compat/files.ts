@@ -89,8 +89,8 @@ async function markReady(tx: Transaction<Schema>, input: { fileId: string; bytes
   if (Number(done.numUpdatedRows) === 0) throw new CompatFileLost(input.fileId);
 }
 
-/** A file's chunks are deleted this many per transaction (4 MiB each: 16 MiB of pages freed at a time). */
-const DELETE_CHUNKS = 4;
+/** A file's chunks are deleted this many per transaction (1 MiB each: 16 MiB of pages freed at a time). */
+const DELETE_CHUNKS = 16;
 
 /**
  * Deletes a file: hidden at once (a ready file becomes an unfinished one whose lease has lapsed,
@@ -192,7 +192,7 @@ export async function listCompatFiles(
   return { rows: rows.slice(0, input.limit), hasMore: rows.length > input.limit };
 }
 
-/** A file's chunks in order, one read a chunk (4 MiB each, compat/openai/file-writer.ts). */
+/** A file's chunks in order, one read a chunk (1 MiB each, compat/openai/file-writer.ts). */
 export async function* compatFileChunks(database: Database, fileId: string): AsyncGenerator<Buffer> {
   let after = -1;
   for (;;) {
