@@ -14,7 +14,6 @@ import {
   claimCompatBatch,
   compatCountsOf,
   endCompatBatch,
-  endCompatBatchWithFiles,
   findCompatBatch,
   releaseCompatBatch,
 } from '../store/compat/batches.js';
@@ -87,13 +86,15 @@ async function makeFilesAndEnd(deps: ProgressDeps, row: CompatBatchRow, endedAt:
     }
     const written = async (file: CompatFileWriter) =>
       file.bytes > 0 ? { id: file.file.id, bytes: await file.flushAll() } : null;
-    const ended = await endCompatBatchWithFiles(deps.database, {
+    const ended = await endCompatBatch(deps.database, {
       batchId: row.id,
-      projectId: row.project_id,
       endedAt,
-      lockedBy: me,
-      outputFile: await written(files.output),
-      errorFile: await written(files.error),
+      files: {
+        projectId: row.project_id,
+        lockedBy: me,
+        output: await written(files.output),
+        error: await written(files.error),
+      },
     });
     if (!ended) throw new Error(`batch ${row.id} was ended by another holder`);
     return true;

@@ -58,7 +58,7 @@ export async function sweepCompat(deps: SweepDeps): Promise<{ swept: number; nex
   const now = clock.now();
   let swept = 0;
   for (const id of await abandonedCompatBatches(database, now, SWEEP_LIMIT)) {
-    if (await deleteCompatBatch(database, id, { kind: 'abandoned', now }, now)) swept++;
+    if (await deleteCompatBatch(database, id, { kind: 'abandoned' }, now)) swept++;
   }
   for (const id of await unfinishedCompatPublishes(database, now, SWEEP_LIMIT)) {
     const me = randomUUID();
@@ -73,7 +73,7 @@ export async function sweepCompat(deps: SweepDeps): Promise<{ swept: number; nex
       if (!(err instanceof CompatLeaseLost)) throw err;
     }
   }
-  for (const id of await deletedCompatBatches(database, SWEEP_LIMIT)) {
+  for (const id of await deletedCompatBatches(database, now - deps.leaseMs, SWEEP_LIMIT)) {
     await purgeDeletedCompatBatch(database, id);
     swept++;
   }

@@ -151,7 +151,7 @@ for (const backend of await backends()) {
       await w.runUntilIdle();
       assert.equal(await count('cargo'), 2, 'not taken over while the lease runs');
       assert.equal(
-        await deleteCompatBatch(h.db.database, id, { kind: 'abandoned', now: clock.now() + 120_000 }, clock.now()),
+        await deleteCompatBatch(h.db.database, id, { kind: 'abandoned' }, clock.now() + 120_000),
         false,
         'a committed batch is never deleted as abandoned',
       );

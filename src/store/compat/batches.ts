@@ -3,9 +3,9 @@
  * (with their files), leased and canceled. Creating them: create.ts; deleting: delete.ts; their
  * requests: requests.ts; the sweeper's queries: sweep.ts.
  */
-import type { Selectable } from 'kysely';
+import type { ExpressionBuilder, Selectable } from 'kysely';
 import type { Database } from '../database.js';
-import type { CompatBatchesTable } from '../schema.js';
+import type { CompatBatchesTable, Schema } from '../schema.js';
 import { readyCompatFile } from './files.js';
 
 export type CompatApi = CompatBatchesTable['api'];
@@ -79,58 +79,68 @@ export function compatCountsOf(row: CompatBatchRow): CompatCounts {
   };
 }
 
-/**
- * Ends an open batch whose requests are all terminal (anthropic: no files). False when another
- * request or process ended it first.
- */
-export async function endCompatBatch(
-  database: Database,
-  input: { batchId: string; endedAt: number },
-): Promise<boolean> {
-  const ended = await database.write
-    .updateTable('compat_batches')
-    .set({ state: 'ended', ended_at: input.endedAt, locked_by: null, locked_until: null })
-    .where('id', '=', input.batchId)
-    .where('state', '=', 'open')
-    .executeTakeFirst();
-  return Number(ended.numUpdatedRows) > 0;
+type BatchConditions = ExpressionBuilder<Schema, 'compat_batches'>;
+
+/** A batch being created and not deleted, its publish begun (committed to) or not. */
+function creating(eb: BatchConditions, publishing: boolean) {
+  return [
+    eb('state', '=', 'creating'),
+    eb('publish_started_at', publishing ? 'is not' : 'is', null),
+    eb('deleted_at', 'is', null),
+  ];
+}
+
+/** A batch being created under `lockedBy`'s lease (create.ts: each step of its creator). */
+export function heldByCreator(eb: BatchConditions, input: { batchId: string; lockedBy: string }, publishing: boolean) {
+  return eb.and([eb('id', '=', input.batchId), ...creating(eb, publishing), eb('locked_by', '=', input.lockedBy)]);
 }
 
 /**
- * Ends an open batch under `lockedBy`'s lease together with its output and error files (written,
- * not yet ready): the files become ready, counted as held bytes of the project, and the batch
- * ends in one transaction, so an ended batch always has its files. False when the lease was lost
- * (nothing changes).
+ * A batch being created whose creator's lease lapsed before `now` (it died, or its client went):
+ * the sweeper deletes it, or finishes its publish once that began.
  */
-export async function endCompatBatchWithFiles(
+export function lapsedCreation(eb: BatchConditions, now: number, publishing: boolean) {
+  return eb.and([...creating(eb, publishing), eb('locked_until', '<', now)]);
+}
+
+/**
+ * Ends an open batch whose requests are all terminal; false when another request or process
+ * ended it first (nothing changes). An OpenAI batch ends under `files.lockedBy`'s lease with its
+ * output and error files (written, not yet ready): they become ready, counted as held bytes of the
+ * project, in the transaction that ends the batch, so an ended batch always has its files.
+ */
+export async function endCompatBatch(
   database: Database,
   input: {
     batchId: string;
-    projectId: string;
     endedAt: number;
-    lockedBy: string;
-    outputFile: { id: string; bytes: number } | null;
-    errorFile: { id: string; bytes: number } | null;
+    files?: {
+      projectId: string;
+      lockedBy: string;
+      output: { id: string; bytes: number } | null;
+      error: { id: string; bytes: number } | null;
+    };
   },
 ): Promise<boolean> {
+  const { files } = input;
   return database.write.transaction().execute(async (tx) => {
-    const ended = await tx
+    let end = tx
       .updateTable('compat_batches')
       .set({
         state: 'ended',
         ended_at: input.endedAt,
-        output_file_id: input.outputFile?.id ?? null,
-        error_file_id: input.errorFile?.id ?? null,
+        ...(files && { output_file_id: files.output?.id ?? null, error_file_id: files.error?.id ?? null }),
         locked_by: null,
         locked_until: null,
       })
       .where('id', '=', input.batchId)
-      .where('state', '=', 'open')
-      .where('locked_by', '=', input.lockedBy)
-      .executeTakeFirst();
+      .where('state', '=', 'open');
+    if (files) end = end.where('locked_by', '=', files.lockedBy);
+    const ended = await end.executeTakeFirst();
     if (Number(ended.numUpdatedRows) === 0) return false;
-    for (const file of [input.outputFile, input.errorFile]) {
-      if (file) await readyCompatFile(tx, database, { fileId: file.id, projectId: input.projectId, bytes: file.bytes });
+    if (!files) return true;
+    for (const file of [files.output, files.error]) {
+      if (file) await readyCompatFile(tx, database, { fileId: file.id, projectId: files.projectId, bytes: file.bytes });
     }
     return true;
   });

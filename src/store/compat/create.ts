@@ -4,13 +4,14 @@
  * whole: the publish begins in one transaction (counters, request count), creates the cargo a
  * bounded chunk per transaction, and opens the batch. Or it fails (OpenAI lines refused).
  */
-import { type ExpressionBuilder, type Insertable, sql } from 'kysely';
+import { type Insertable, sql } from 'kysely';
 import { statementChunks } from '../chunks.js';
 import type { Database } from '../database.js';
 import { newCargoNotice } from '../notify.js';
-import type { CompatBatchesTable, CompatBatchRequestsTable, CompatStagedCargoTable, Schema } from '../schema.js';
+import type { CompatBatchesTable, CompatBatchRequestsTable, CompatStagedCargoTable } from '../schema.js';
 import { reservedCargoStatements } from '../spend-usage.js';
 import { acceptedCargoStatements } from '../storage-usage.js';
+import { heldByCreator, lapsedCreation } from './batches.js';
 import { dropBatchRows } from './delete.js';
 
 /** The batch is no longer this creator's (its lease lapsed and the sweeper took it). */
@@ -19,24 +20,6 @@ export class CompatLeaseLost extends Error {
     super(`the lease on batch ${batchId} was lost`);
     this.name = 'CompatLeaseLost';
   }
-}
-
-/**
- * Every step of a create checks the batch is still being created (not deleted) under this
- * creator's lease, before its publish began or after.
- */
-function heldByCreator(
-  eb: ExpressionBuilder<Schema, 'compat_batches'>,
-  input: { batchId: string; lockedBy: string },
-  publishing: boolean,
-) {
-  return eb.and([
-    eb('id', '=', input.batchId),
-    eb('state', '=', 'creating'),
-    eb('publish_started_at', publishing ? 'is not' : 'is', null),
-    eb('deleted_at', 'is', null),
-    eb('locked_by', '=', input.lockedBy),
-  ]);
 }
 
 /** A new batch, invisible (`creating`) under its creator's lease. */
@@ -202,10 +185,7 @@ export async function unfinishedCompatPublishes(database: Database, now: number,
   const rows = await database.read
     .selectFrom('compat_batches')
     .select('id')
-    .where('state', '=', 'creating')
-    .where('publish_started_at', 'is not', null)
-    .where('deleted_at', 'is', null)
-    .where('locked_until', '<', now)
+    .where((eb) => lapsedCreation(eb, now, true))
     .limit(limit)
     .execute();
   return rows.map((r) => r.id);
@@ -220,10 +200,7 @@ export async function takeOverCompatPublish(
     .updateTable('compat_batches')
     .set({ locked_by: input.lockedBy, locked_until: input.lockedUntil })
     .where('id', '=', input.batchId)
-    .where('state', '=', 'creating')
-    .where('publish_started_at', 'is not', null)
-    .where('deleted_at', 'is', null)
-    .where('locked_until', '<', input.now)
+    .where((eb) => lapsedCreation(eb, input.now, true))
     .executeTakeFirst();
   return Number(taken.numUpdatedRows) > 0;
 }

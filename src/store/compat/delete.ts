@@ -4,6 +4,7 @@
  * hidden the sweeper finishes. Their cargo stay.
  */
 import type { Database } from '../database.js';
+import { heldByCreator, lapsedCreation } from './batches.js';
 
 /**
  * Rows of a batch deleted per statement (each its own transaction): a request list's rows are
@@ -39,8 +40,8 @@ export async function dropBatchRows(
 
 /** Which batches a deletion takes (each in one conditional statement, so a deletion never races a creator). */
 export type CompatDeletion =
-  /** The sweeper: a batch being created (its publish not begun) whose creator's lease lapsed before `now`. */
-  | { kind: 'abandoned'; now: number }
+  /** The sweeper: a batch being created (its publish not begun) whose creator's lease lapsed. */
+  | { kind: 'abandoned' }
   /** The creator giving its own batch up. */
   | { kind: 'given_up'; lockedBy: string }
   /** DELETE of an ended batch. */
@@ -66,11 +67,10 @@ export async function deleteCompatBatch(
     .where('id', '=', batchId)
     .where('deleted_at', 'is', null);
   // A batch whose publish began is committed to: never given up, the sweeper finishes it.
-  const uncommitted = query.where('state', '=', 'creating').where('publish_started_at', 'is', null);
   if (which.kind === 'abandoned') {
-    query = uncommitted.where('locked_until', '<', which.now);
+    query = query.where((eb) => lapsedCreation(eb, now, false));
   } else if (which.kind === 'given_up') {
-    query = uncommitted.where('locked_by', '=', which.lockedBy);
+    query = query.where((eb) => heldByCreator(eb, { batchId, lockedBy: which.lockedBy }, false));
   } else if (which.kind === 'ended') {
     query = query.where('state', '=', 'ended');
   } else {
@@ -92,12 +92,15 @@ export async function purgeDeletedCompatBatch(database: Database, batchId: strin
     .execute();
 }
 
-/** Batches hidden for deletion whose rows a crash left: for the sweeper. */
-export async function deletedCompatBatches(database: Database, limit: number): Promise<string[]> {
+/**
+ * Batches hidden for deletion before `before` whose rows are still there, for the sweeper: a
+ * deletion left by a crash, not one a process is going through now.
+ */
+export async function deletedCompatBatches(database: Database, before: number, limit: number): Promise<string[]> {
   const rows = await database.read
     .selectFrom('compat_batches')
     .select('id')
-    .where('deleted_at', 'is not', null)
+    .where('deleted_at', '<', before)
     .limit(limit)
     .execute();
   return rows.map((r) => r.id);

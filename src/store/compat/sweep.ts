@@ -1,17 +1,14 @@
 /** What the sweeper of the provider-compatible endpoints looks for among batches, and when it is due next. */
 import { sql } from 'kysely';
 import type { Database } from '../database.js';
-import type { CompatBatchRow } from './batches.js';
+import { type CompatBatchRow, lapsedCreation } from './batches.js';
 
 /** Batches being created whose creator's lease lapsed (a crash, a client gone): for the sweeper. */
 export async function abandonedCompatBatches(database: Database, now: number, limit: number): Promise<string[]> {
   const rows = await database.read
     .selectFrom('compat_batches')
     .select('id')
-    .where('state', '=', 'creating')
-    .where('publish_started_at', 'is', null)
-    .where('locked_until', '<', now)
-    .where('deleted_at', 'is', null)
+    .where((eb) => lapsedCreation(eb, now, false))
     .limit(limit)
     .execute();
   return rows.map((r) => r.id);
