@@ -4,7 +4,6 @@ import type { Mailer } from '../mail/mailer.js';
 import { sendDueMail } from '../mail/outbox-sender.js';
 import { sendBudgetAlerts } from '../operations/budget-alerts.js';
 import { workRecovery } from '../operations/work-recovery.js';
-import { nextDueAt } from '../store/leases.js';
 import { releaseRecoveries } from '../store/recoveries/work.js';
 import { Deliverer, type DelivererDeps } from './deliverer.js';
 
@@ -89,7 +88,7 @@ export class DeliveryWorker {
     if (turn.redelivered > 0) this.deliveries.wake();
     if (turn.recoveryId !== null) return { didWork: true, nextAt: clock.now() };
     // Another worker's lease on a running recovery lapses then, if it died.
-    return { didWork: false, nextAt: await nextDueAt(database, 'recoveries', { status: 'running' }) };
+    return { didWork: false, nextAt: turn.nextAt };
   }
 
   /** Budget alerts into the outbox (operations/budget-alerts.ts); wakes the sender when it queued one. */

@@ -19,6 +19,8 @@ const TURN_MS = 1000;
 export interface RecoveryTurn {
   /** The recovery worked on; null: none was due (or the one named is held elsewhere, or not running). */
   recoveryId: string | null;
+  /** With none worked on and none named: when one is due next (a lease lapsing included), null if none runs. */
+  nextAt: number | null;
   redelivered: number;
   /** It completed, was canceled, or was taken over during the turn. */
   ended: boolean;
@@ -30,8 +32,9 @@ export async function workRecovery(
 ): Promise<RecoveryTurn> {
   const { database, clock } = deps;
   const lease = { workerId: input.workerId, leaseMs: input.leaseMs };
-  const recoveryId = await claimRecovery(database, { ...lease, now: clock.now(), recoveryId: input.recoveryId });
-  if (recoveryId === null) return { recoveryId: null, redelivered: 0, ended: false };
+  const claimed = await claimRecovery(database, { ...lease, now: clock.now(), recoveryId: input.recoveryId });
+  if (claimed.id === null) return { recoveryId: null, nextAt: claimed.nextAt, redelivered: 0, ended: false };
+  const recoveryId = claimed.id;
   const started = performance.now();
   let redelivered = 0;
   for (;;) {
@@ -41,12 +44,12 @@ export async function workRecovery(
       now: clock.now(),
       size: input.chunk ?? RECOVERY_CHUNK,
     });
-    if (outcome.kind === 'stopped') return { recoveryId, redelivered, ended: true };
+    if (outcome.kind === 'stopped') return { recoveryId, nextAt: null, redelivered, ended: true };
     redelivered += outcome.redelivered;
-    if (outcome.kind === 'completed') return { recoveryId, redelivered, ended: true };
+    if (outcome.kind === 'completed') return { recoveryId, nextAt: null, redelivered, ended: true };
     if (performance.now() - started >= TURN_MS) break;
     await nextTurn();
   }
   await releaseRecovery(database, { recoveryId, workerId: input.workerId });
-  return { recoveryId, redelivered, ended: false };
+  return { recoveryId, nextAt: null, redelivered, ended: false };
 }

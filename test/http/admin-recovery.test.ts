@@ -154,7 +154,7 @@ for (const backend of await backends({ childProcesses: true })) {
       // Worker A takes the recovery, redelivers one chunk, and dies holding its lease.
       clock.advance(1000);
       const lease = { workerId: 'worker-a', leaseMs: 60_000 };
-      assert.equal(await claimRecovery(h.db.database, { ...lease, now: clock.now() }), recovery.id);
+      assert.equal((await claimRecovery(h.db.database, { ...lease, now: clock.now() })).id, recovery.id);
       const chunk = await recoverChunk(h.db.database, {
         ...lease,
         recoveryId: recovery.id,
@@ -231,7 +231,7 @@ for (const backend of await backends({ childProcesses: true })) {
       const made = await admin.call('POST', recoveries(slug), token, { since: iso(T0) });
       assert.equal(made.body.total, 1000);
       const lease = { workerId: 'worker-c', leaseMs: 60_000 };
-      assert.equal(await claimRecovery(h.db.database, { ...lease, now: clock.now() }), made.body.id);
+      assert.equal((await claimRecovery(h.db.database, { ...lease, now: clock.now() })).id, made.body.id);
       await recoverChunk(h.db.database, { ...lease, recoveryId: made.body.id, now: clock.now(), size: RECOVERY_CHUNK });
 
       const canceled = await admin.call('POST', `${recoveries(slug)}/${made.body.id}/cancel`, token);
@@ -256,7 +256,7 @@ for (const backend of await backends({ childProcesses: true })) {
       assert.equal(again.body.total, 1000);
       const { worker: stopping } = await h.worker(workerOptions({ workerId: 'worker-stopping' }));
       const held = { workerId: 'worker-stopping', leaseMs: 60_000 };
-      assert.equal(await claimRecovery(h.db.database, { ...held, now: clock.now() }), again.body.id);
+      assert.equal((await claimRecovery(h.db.database, { ...held, now: clock.now() })).id, again.body.id);
       await stopping.close();
       await worker.runUntilIdle();
       const done = (await admin.call('GET', `${recoveries(slug)}/${again.body.id}`, token)).body;

@@ -5,33 +5,29 @@
  * no cargo is redelivered twice by one recovery.
  */
 
-import { sql } from 'kysely';
 import type { Database } from '../database.js';
 import { scheduleRedeliveries } from '../deliveries/redeliver.js';
-import { claimDue, releaseLeases } from '../leases.js';
+import { claimDue, nextDueAt, releaseLeases } from '../leases.js';
 import { resultsStoredNotice } from '../notify.js';
 import { readSetPage } from './cargo-set.js';
 
-/** Leases the running recovery due first, or the one named, if no live lease is held on it; its id. */
+/**
+ * Leases the running recovery due first, or the one named, if no live lease is held on it: its
+ * id; else, for the one due first, when to look again (null: none is running).
+ */
 export async function claimRecovery(
   database: Database,
   input: { workerId: string; now: number; leaseMs: number; recoveryId?: string },
-): Promise<string | null> {
+): Promise<{ id: string } | { id: null; nextAt: number | null }> {
   const { recoveryId, ...lease } = input;
   if (recoveryId === undefined) {
     // A read first: the delivery workers look at every wake-up, and recoveries are rare; the
     // claim's write transaction (SQLite's one writer) is taken only when one may be due.
-    const due = await database.read
-      .selectFrom('recoveries')
-      .select('id')
-      .where(sql<boolean>`status = 'running'`)
-      .where('next_run_at', '<=', lease.now)
-      .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', lease.now)]))
-      .limit(1)
-      .executeTakeFirst();
-    if (!due) return null;
+    const nextAt = await nextDueAt(database, 'recoveries', { status: 'running' });
+    if (nextAt === null || nextAt > lease.now) return { id: null, nextAt };
     const [claimed] = await claimDue(database, 'recoveries', { status: 'running', ...lease, limit: 1 });
-    return claimed?.id ?? null;
+    // Another worker claimed it first: its lease lapses by then at the latest.
+    return claimed ? { id: claimed.id } : { id: null, nextAt: lease.now + lease.leaseMs };
   }
   // One row, one statement: of two concurrent claims one wins.
   const claimed = await database.write
@@ -42,7 +38,7 @@ export async function claimRecovery(
     .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', lease.now)]))
     .returning('id')
     .executeTakeFirst();
-  return claimed?.id ?? null;
+  return claimed ? { id: claimed.id } : { id: null, nextAt: null };
 }
 
 export type ChunkOutcome =
