@@ -137,12 +137,7 @@ export async function cancelRecovery(
     .returningAll()
     .executeTakeFirst();
   if (canceled) return toRecovery(canceled);
-  const found = await database.write
-    .selectFrom('recoveries')
-    .selectAll()
-    .where('id', '=', input.id)
-    .where('project_id', '=', input.projectId)
-    .executeTakeFirst();
+  const found = await findRecovery(database, input.projectId, input.id);
   if (!found) return 'not_found';
-  return found.status === 'canceled' ? toRecovery(found) : 'finished';
+  return found.status === 'canceled' ? found : 'finished';
 }
