@@ -1,3 +1,7 @@
+import { sql } from 'kysely';
+import type { Database } from './database.js';
+import type { Schema } from './schema.js';
+
 /**
  * How big one statement may get. Multi-row statements save round trips (on a SQLite file each is
  * one to the write thread), but Kysely compiles each on the event loop, in one go: 30,000
@@ -39,4 +43,24 @@ export function statementChunks<T>(items: T[], columns: number, bytesOf: (item: 
   }
   if (part.length > 0) out.push(part);
   return out;
+}
+
+/**
+ * Deletes the rows of `table` whose `key` is `id`, `size` a statement (each its own transaction)
+ * in `order`, so no one transaction holds the writer long while a large set goes.
+ */
+export async function deleteInChunks(
+  database: Database,
+  rows: { table: keyof Schema; key: string; id: string; order: string; size: number },
+): Promise<void> {
+  const { key, id, order, size } = rows;
+  const table = sql.table(rows.table);
+  for (;;) {
+    const result = await sql`
+      delete from ${table} where ${sql.ref(key)} = ${id} and ${sql.ref(order)} in (
+        select ${sql.ref(order)} from ${table} where ${sql.ref(key)} = ${id} order by ${sql.ref(order)} limit ${size})`.execute(
+      database.write,
+    );
+    if (Number(result.numAffectedRows ?? 0) < size) return;
+  }
 }

@@ -3,6 +3,7 @@
  * deleted in bounded chunks, each its own transaction, never in one long one; what a crash leaves
  * hidden the sweeper finishes. Their cargo stay.
  */
+import { deleteInChunks } from '../chunks.js';
 import type { Database } from '../database.js';
 import { heldByCreator, lapsedCreation } from './batches.js';
 
@@ -19,23 +20,7 @@ export async function dropBatchRows(
   table: 'compat_staged_cargo' | 'compat_batch_requests',
   batchId: string,
 ): Promise<void> {
-  for (;;) {
-    const result = await database.write
-      .deleteFrom(table)
-      .where('batch_id', '=', batchId)
-      .where(
-        'position',
-        'in',
-        database.write
-          .selectFrom(table)
-          .select('position')
-          .where('batch_id', '=', batchId)
-          .orderBy('position')
-          .limit(DROP_CHUNK[table]),
-      )
-      .executeTakeFirst();
-    if (Number(result.numDeletedRows) < DROP_CHUNK[table]) return;
-  }
+  await deleteInChunks(database, { table, key: 'batch_id', id: batchId, order: 'position', size: DROP_CHUNK[table] });
 }
 
 /** Which batches a deletion takes (each in one conditional statement, so a deletion never races a creator). */

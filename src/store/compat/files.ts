@@ -4,6 +4,7 @@
  * under a lease (`writing`, invisible), made `ready` in one statement, read back a chunk at a time.
  */
 import { type Selectable, sql, type Transaction } from 'kysely';
+import { deleteInChunks } from '../chunks.js';
 import type { Database } from '../database.js';
 import type { CompatFilesTable, Schema } from '../schema.js';
 import { acceptedCargoStatements, heldBytesStatements } from '../storage-usage.js';
@@ -135,23 +136,13 @@ export async function deleteCompatFile(
     return true;
   });
   if (!taken) return false;
-  for (;;) {
-    const result = await database.write
-      .deleteFrom('compat_file_chunks')
-      .where('file_id', '=', fileId)
-      .where(
-        'seq',
-        'in',
-        database.write
-          .selectFrom('compat_file_chunks')
-          .select('seq')
-          .where('file_id', '=', fileId)
-          .orderBy('seq')
-          .limit(DELETE_CHUNKS),
-      )
-      .executeTakeFirst();
-    if (Number(result.numDeletedRows) < DELETE_CHUNKS) break;
-  }
+  await deleteInChunks(database, {
+    table: 'compat_file_chunks',
+    key: 'file_id',
+    id: fileId,
+    order: 'seq',
+    size: DELETE_CHUNKS,
+  });
   await database.write.transaction().execute(async (tx) => {
     await tx.deleteFrom('compat_file_chunks').where('file_id', '=', fileId).execute();
     await tx.deleteFrom('compat_files').where('id', '=', fileId).where('state', '=', 'writing').execute();
