@@ -36,6 +36,39 @@ for (const backend of await backends({ childProcesses: true })) {
           .execute()
       ).map((r) => Number(r.started_at));
 
+    /**
+     * Waits for 6 POSTs and their 6 recorded attempts, then holds retries `from` on to their due
+     * time, the previous attempt's recorded start plus its delay: never started before it, arrived
+     * within a second after.
+     */
+    const assertRetriesOnTime = async (
+      cargoId: string,
+      receiver: { received: { at: number }[] },
+      delays: number[],
+      from = 1,
+    ) => {
+      await waitFor(
+        '6 POSTs',
+        () => receiver.received.length,
+        (n) => n >= 6,
+        { timeoutMs: 15_000 },
+      );
+      const started = await waitFor(
+        '6 recorded attempts',
+        () => attemptStarts(cargoId),
+        (rows) => rows.length >= 6,
+        { timeoutMs: 2000, intervalMs: 10 },
+      );
+      const at = receiver.received.map((r) => r.at);
+      for (let i = from; i < at.length; i++) {
+        const due = (started[i - 1] as number) + (delays[i - 1] as number);
+        const early = due - (started[i] as number);
+        const late = (at[i] as number) - due;
+        assert.ok(early <= 0, `retry ${i} started ${early} ms before it was due: ${JSON.stringify(started)}`);
+        assert.ok(late < 1000, `retry ${i} came ${late} ms after it was due: ${JSON.stringify({ started, at })}`);
+      }
+    };
+
     const tracking = async (url: string, key: string, cargoId: string) =>
       (await (await fetch(`${url}/cargo/${cargoId}/tracking`, { headers: { 'x-api-key': key } })).json()) as {
         status: string;
@@ -47,31 +80,7 @@ for (const backend of await backends({ childProcesses: true })) {
       try {
         const { key } = await createProjectWithKey(h.db.database);
         const cargoId = await load(url, key, `${receiver.url}/hook`);
-        await waitFor(
-          '6 POSTs',
-          () => receiver.received.length,
-          (n) => n >= 6,
-          { timeoutMs: 15_000 },
-        );
-        // A retry is due 200 ms after its attempt started (as barge recorded it): it must not
-        // start before, and must reach the receiver within a second after.
-        const started = await waitFor(
-          '6 recorded attempts',
-          () => attemptStarts(cargoId),
-          (rows) => rows.length >= 6,
-          {
-            timeoutMs: 2000,
-            intervalMs: 10,
-          },
-        );
-        const at = receiver.received.map((r) => r.at);
-        for (let i = 1; i < at.length; i++) {
-          const due = (started[i - 1] as number) + (DELAYS[i - 1] as number);
-          const early = due - (started[i] as number);
-          const late = (at[i] as number) - due;
-          assert.ok(early <= 0, `retry ${i} started ${early} ms before it was due: ${JSON.stringify(started)}`);
-          assert.ok(late < 1000, `retry ${i} came ${late} ms after it was due: ${JSON.stringify({ started, at })}`);
-        }
+        await assertRetriesOnTime(cargoId, receiver, DELAYS);
         const settled = await waitFor(
           'callback_failed',
           () => tracking(url, key, cargoId),
@@ -123,27 +132,8 @@ for (const backend of await backends({ childProcesses: true })) {
           late < 1000,
           `the first retry after the restart came ${late} ms after it was due and barge was up\n${first.child.stderr}`,
         );
-        await waitFor(
-          '6 POSTs',
-          () => receiver.received.length,
-          (n) => n >= 6,
-          { timeoutMs: 10_000 },
-        );
         // The retries after it, each due 200 ms after the one before started.
-        const started = await waitFor(
-          '6 recorded attempts',
-          () => attemptStarts(cargoId),
-          (rows) => rows.length >= 6,
-          {
-            timeoutMs: 2000,
-            intervalMs: 10,
-          },
-        );
-        const at = receiver.received.map((r) => r.at);
-        for (let i = seen + 1; i < at.length; i++) {
-          const late = (at[i] as number) - ((started[i - 1] as number) + 200);
-          assert.ok(late < 1000, `retry ${i} came ${late} ms after it was due: ${JSON.stringify({ started, at })}`);
-        }
+        await assertRetriesOnTime(cargoId, receiver, delays, seen + 1);
       } finally {
         await first.child.stop('SIGTERM');
         await receiver.close();
