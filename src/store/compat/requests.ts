@@ -1,16 +1,15 @@
-/** The requests of a provider-compatible batch, read a page at a time with their cargo and results. */
-import type { CargoStatus } from '../../domain/lifecycle.js';
-import type { Database } from '../database.js';
-
-/** Rows of a batch read a page at a time. */
-const PAGE = 5000;
-
-/*
+/**
+ * The requests of a provider-compatible batch, read a page at a time with their cargo and results.
  * A page is a range of positions, not only `position > after … limit`: positions are dense (0 to
  * the request count less one), and with the limit alone PostgreSQL, whose estimate for a batch just
  * written is far too low, sorted every request of the batch after `after` for each page (0.5 s a
  * page of a 50,000-request batch). The range keeps a page's cost to its own rows.
  */
+import type { CargoStatus } from '../../domain/lifecycle.js';
+import type { Database } from '../database.js';
+
+/** Rows of a batch read a page at a time. */
+const PAGE = 5000;
 
 /** The cargo ids of a batch that are still pending or batched (those a cancel may stop), in pages. */
 export async function* cancelableCargoIds(database: Database, batchId: string): AsyncGenerator<string[]> {
