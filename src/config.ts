@@ -199,13 +199,25 @@ export function enabledRoutes(providers: ProvidersConfig): EnabledRoutes {
   return { providers: enabled, endpoints: new Set(Object.keys(providers.openaiCompatible?.endpoints ?? {})) };
 }
 
-/** The settings that enable each real provider (decisions.md), for messages that say how to turn one on. */
-export const PROVIDER_ENABLED_BY: Readonly<Record<Exclude<ProviderName, 'mock'>, readonly string[]>> = Object.freeze({
+/** The settings that enable each batch provider (decisions.md). */
+const PROVIDER_ENABLED_BY = Object.freeze({
   anthropic: ['ANTHROPIC_API_KEY'],
   openai: ['OPENAI_API_KEY'],
   bedrock: ['BARGE_BEDROCK_ROLE_ARN', 'BARGE_BEDROCK_S3_URI'],
-  'openai-compatible': ['an endpoint in BARGE_MODELS_FILE (with its api_key_env, if it names one)'],
 });
+
+/**
+ * The settings that enable a provider (none for svc-mock), for messages and views that say how to
+ * turn one on: for `openai-compatible`, the key variables its catalog's endpoints name (an
+ * endpoint with none is always on), or BARGE_MODELS_FILE when the catalog has no endpoint.
+ */
+export function providerEnabledBy(config: Pick<Config, 'models'>, name: ProviderName): readonly string[] {
+  if (name === 'mock') return [];
+  if (name !== REALTIME_PROVIDER) return PROVIDER_ENABLED_BY[name];
+  const endpoints = Object.values(config.models.endpoints);
+  if (endpoints.length === 0) return ['BARGE_MODELS_FILE'];
+  return [...new Set(endpoints.flatMap((e) => (e.apiKeyEnv === null ? [] : [e.apiKeyEnv])))];
+}
 
 export interface AwsEndpoints {
   sqs: string | null;

@@ -5,7 +5,7 @@
  * (`ok` false), not a refusal; a name that is no provider, or one not enabled here, is a refusal.
  * No database: the providers need only the config.
  */
-import { type Config, enabledRoutes, PROVIDER_ENABLED_BY } from '../config.js';
+import { type Config, enabledRoutes, providerEnabledBy } from '../config.js';
 import type { Clock } from '../domain/clock.js';
 import { MOCK_MODEL_ID, PROVIDER_NAMES, type ProviderName } from '../domain/model-catalog.js';
 import type { Provider, ProviderCapability } from '../providers/provider.js';
@@ -40,7 +40,7 @@ export async function checkProvider(
   const name = input.name === MOCK_MODEL_ID ? 'mock' : input.name;
   if (!isProviderName(name)) return refuse(refusals.unknownProvider(input.name, PROVIDER_NAMES));
   if (name !== 'mock' && !enabledRoutes(deps.config.providers).providers.has(name)) {
-    return refuse(refusals.providerNotEnabled(name, PROVIDER_ENABLED_BY[name]));
+    return refuse(refusals.providerNotEnabled(name, providerEnabledBy(deps.config, name)));
   }
   const build = deps.buildProviders ?? (await import('../providers/registry.js')).buildProviders;
   const provider = (await build(deps.config, deps.clock)).get(name);

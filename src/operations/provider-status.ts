@@ -4,7 +4,7 @@
  * them holds. Read from the configuration and the batches; no provider is called (`barge provider
  * check` does that).
  */
-import { type Config, enabledRoutes, PROVIDER_ENABLED_BY } from '../config.js';
+import { type Config, enabledRoutes, providerEnabledBy } from '../config.js';
 import { PROVIDER_NAMES, type ProviderName } from '../domain/model-catalog.js';
 import { providerBatches } from '../store/batches/provider-status.js';
 import type { OperationDeps } from './operation.js';
@@ -19,14 +19,14 @@ export interface ProviderStatus {
 }
 
 export async function providerStatus(
-  deps: Pick<OperationDeps, 'database'> & { config: Pick<Config, 'providers'> },
+  deps: Pick<OperationDeps, 'database'> & { config: Pick<Config, 'providers' | 'models'> },
 ): Promise<ProviderStatus[]> {
   const enabled = enabledRoutes(deps.config.providers).providers;
   const batches = await providerBatches(deps.database, PROVIDER_NAMES);
   return PROVIDER_NAMES.map((name) => ({
     name,
     enabled: enabled.has(name),
-    enabledBy: name === 'mock' ? [] : PROVIDER_ENABLED_BY[name],
+    enabledBy: providerEnabledBy(deps.config, name),
     batchesInFlight: batches.get(name)?.inFlight ?? 0,
     lastError: batches.get(name)?.lastError ?? null,
   }));

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -17,6 +17,7 @@ import { type AnthropicEmulator, startAnthropicEmulator } from '../helpers/anthr
 import { type BedrockEmulator, startBedrockEmulator } from '../helpers/bedrock-emulator.js';
 import type { LoggedRequest } from '../helpers/emulator-http.js';
 import { type OpenAIEmulator, startOpenAIEmulator } from '../helpers/openai-emulator.js';
+import { realtimeCatalogText } from '../helpers/realtime.js';
 import { type S3Server, SERVICE_CREDENTIALS, startS3Server } from '../helpers/s3-server.js';
 import { assertBuildIsFresh, BARGE_BIN } from '../helpers/serve.js';
 import { freePort } from '../helpers/wait.js';
@@ -252,11 +253,24 @@ describe('barge provider check', () => {
   });
 
   test('an unknown provider and one not enabled here are refused, naming what to set', async () => {
-    const [unknown, anthropicOff, openaiOff, bedrockOff] = await Promise.all([
+    // A catalog whose endpoint names a key variable that is not set.
+    const catalog = join(mkdtempSync(join(tmpdir(), 'barge-check-catalog-')), 'models.json');
+    writeFileSync(
+      catalog,
+      realtimeCatalogText({
+        baseUrl: 'http://127.0.0.1:9/v1',
+        apiKeyEnv: 'GPU1_KEY',
+        maxConcurrency: 2,
+        timeoutMs: 1000,
+      }),
+    );
+    const [unknown, anthropicOff, openaiOff, bedrockOff, endpointOff, noEndpoint] = await Promise.all([
       barge({}, 'provider', 'check', 'azure', '--json'),
       barge(openaiEnv(), 'provider', 'check', 'anthropic', '--json'),
       barge(anthropicEnv(), 'provider', 'check', 'openai'),
       barge({}, 'provider', 'check', 'bedrock', '--json'),
+      barge({ BARGE_MODELS_FILE: catalog }, 'provider', 'check', 'openai-compatible', '--json'),
+      barge({}, 'provider', 'check', 'openai-compatible', '--json'),
     ]);
     const refused = (run: Run, message: string, json = true) => {
       exited(run, 1);
@@ -270,6 +284,12 @@ describe('barge provider check', () => {
     refused(
       bedrockOff,
       "provider 'bedrock' is not enabled in this deployment: set BARGE_BEDROCK_ROLE_ARN and BARGE_BEDROCK_S3_URI to enable it",
+    );
+    // The endpoint is in the catalog: the message names the variable its key is read from.
+    refused(endpointOff, "provider 'openai-compatible' is not enabled in this deployment: set GPU1_KEY to enable it");
+    refused(
+      noEndpoint,
+      "provider 'openai-compatible' is not enabled in this deployment: set BARGE_MODELS_FILE to enable it",
     );
   });
 });

@@ -11,7 +11,7 @@ import { adminAuthErrorResponses, adminTokenSecurity, errorExample } from '../sc
 
 export interface ProviderRoutesDeps {
   database: Database;
-  config: Pick<Config, 'providers'>;
+  config: Pick<Config, 'providers' | 'models'>;
 }
 
 export function registerProviderRoutes(scope: TypedScope, deps: ProviderRoutesDeps): void {
