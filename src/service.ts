@@ -26,7 +26,7 @@ import type { Provider } from './providers/provider.js';
 import { buildProviders, enabledEndpoints } from './providers/registry.js';
 import { findProjectConnection } from './store/admin/connections.js';
 import { sealPlaintextWebhookSecrets } from './store/admin/projects.js';
-import { cargoInsertStatements, cargoRowBytes, type NewCargo } from './store/cargo/insert.js';
+import { cargoInsertStatements, cargoRowBytes, type NewCargo, refusedCargo } from './store/cargo/insert.js';
 import { type Database, openDatabase, outageMessage } from './store/database.js';
 import { GroupCommitWriter } from './store/group-commit.js';
 import { migrate } from './store/migrate.js';
@@ -282,6 +282,8 @@ export async function createService(deps: ServiceDeps): Promise<Service> {
           metrics.observe('barge_group_commit_rows', rows);
           metrics.observe('barge_group_commit_seconds', seconds);
         },
+        // A request whose Idempotency-Key is taken is answered what the key was first used for.
+        refusedRows: (rows) => refusedCargo(database, rows, clock.now()),
       },
     );
     writer = cargoWriter;

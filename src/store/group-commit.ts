@@ -26,6 +26,12 @@ export class GroupCommitWriter<Row> {
       rowBytes?: (row: Row) => number;
       /** Told after each committed group: its rows and how long the commit took. */
       onCommit?: (rows: number, seconds: number) => void;
+      /**
+       * After a group fails: the rows the database refuses, each with the error its write rejects
+       * with. The others commit again as one group; without it (or when it names none), every row
+       * of the group commits alone.
+       */
+      refusedRows?: (rows: Row[]) => Promise<Map<Row, Error>>;
     },
   ) {}
 
@@ -87,6 +93,35 @@ export class GroupCommitWriter<Row> {
     }, this.options.intervalMs);
   }
 
+  /** Commits the group in one transaction; on failure, `retry` decides what becomes of its rows. */
+  private commitGroup(group: typeof this.queue, retry: (group: typeof this.queue) => Promise<void>): Promise<void> {
+    const started = performance.now();
+    return this.commit(group.map((w) => w.row)).then(
+      () => {
+        this.options.onCommit?.(group.length, (performance.now() - started) / 1000);
+        for (const w of group) w.resolve();
+      },
+      () => retry(group),
+    );
+  }
+
+  /**
+   * One row the database refuses must not fail the others. The rows refusedRows names fail; the
+   * rest commit again together, so a refused row costs its group one more transaction, not one
+   * per row (a client that keeps reusing a key cannot make everyone's writes commit alone).
+   */
+  private async commitWithout(group: typeof this.queue): Promise<void> {
+    const refused = await (this.options.refusedRows?.(group.map((w) => w.row)) ?? Promise.resolve(new Map()));
+    if (refused.size === 0) return this.commitEach(group);
+    const rest = group.filter((w) => !refused.has(w.row));
+    if (rest.length > 0) await this.commitGroup(rest, (left) => this.commitEach(left));
+    // After the rest: a row refused as a repeat of another in its group then finds that one stored.
+    for (const w of group) {
+      const error = refused.get(w.row);
+      if (error) w.reject(error);
+    }
+  }
+
   private async commitEach(group: typeof this.queue): Promise<void> {
     for (const w of group) {
       await this.commit([w.row]).then(w.resolve, w.reject);
@@ -94,15 +129,8 @@ export class GroupCommitWriter<Row> {
   }
 
   private flush(): Promise<void> {
-    const group = this.takeGroup();
-    const started = performance.now();
-    const flushing = this.commit(group.map((w) => w.row)).then(
-      () => {
-        this.options.onCommit?.(group.length, (performance.now() - started) / 1000);
-        for (const w of group) w.resolve();
-      },
-      // One row the database refuses must not fail the others: commit them one by one.
-      () => this.commitEach(group),
+    const flushing = this.commitGroup(this.takeGroup(), (group) =>
+      this.commitWithout(group).catch(() => this.commitEach(group)),
     );
     this.flushing.add(flushing);
     return flushing.finally(() => {

@@ -60,6 +60,55 @@ test('a row the database refuses fails alone; the rest of its group commits', as
   await writer.close();
 });
 
+test('with refusedRows, the rows it names fail and the rest commit again as one group', async () => {
+  const commits: number[][] = [];
+  const refusal = new Error('key taken');
+  const writer = new GroupCommitWriter<number>(
+    async (rows) => {
+      if (rows.includes(13) || rows.includes(7)) throw new Error('a constraint');
+      commits.push(rows);
+    },
+    {
+      intervalMs: 1,
+      maxRows: 100,
+      refusedRows: async (rows) => new Map(rows.filter((r) => r === 13 || r === 7).map((r) => [r, refusal])),
+    },
+  );
+  const outcomes = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => writer.write(i)));
+  assert.deepEqual(
+    outcomes.flatMap((o, i) => (o.status === 'rejected' ? [[i, o.reason]] : [])),
+    [
+      [7, refusal],
+      [13, refusal],
+    ],
+  );
+  // One more transaction for the other eighteen, not eighteen.
+  assert.deepEqual(commits, [Array.from({ length: 20 }, (_, i) => i).filter((i) => i !== 7 && i !== 13)]);
+  await writer.close();
+});
+
+test('a refused row fails only after the rest of its group committed', async () => {
+  const stored = new Set<number>();
+  const writer = new GroupCommitWriter<number>(
+    async (rows) => {
+      if (rows.includes(2)) throw new Error('a constraint');
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      for (const r of rows) stored.add(r);
+    },
+    { intervalMs: 1, maxRows: 100, refusedRows: async () => new Map([[2, new Error('a repeat of 1')]]) },
+  );
+  const [one, two] = [writer.write(1), writer.write(2)];
+  // The refused row's caller looks for the row it repeats: it is there.
+  await assert.rejects(
+    two.catch((err) => Promise.reject(new Error(`${err.message}; 1 stored: ${stored.has(1)}`))),
+    {
+      message: 'a repeat of 1; 1 stored: true',
+    },
+  );
+  await one;
+  await writer.close();
+});
+
 test('close commits what is queued and refuses new writes', async () => {
   const stored: number[] = [];
   const writer = new GroupCommitWriter<number>(

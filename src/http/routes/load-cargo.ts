@@ -14,7 +14,7 @@ import { estimateNano, hasBudget } from '../../domain/spend.js';
 import { cargoRowBytes, type NewCargo } from '../../store/cargo/insert.js';
 import type { Database } from '../../store/database.js';
 import { findIdempotentCargo } from '../../store/idempotency-keys.js';
-import { authOf } from '../auth.js';
+import { type AuthContext, authOf } from '../auth.js';
 import type { DiskGuard } from '../disk-guard.js';
 import { rawBodyOf } from '../request-body.js';
 import { apiKeySecurity, authErrorResponses, ErrorBody } from '../schemas.js';
@@ -327,89 +327,99 @@ export function registerLoadCargo(app: TypedScope, deps: LoadCargoDeps): void {
     },
     async (request) => {
       const auth = authOf(request);
-      const { body } = request;
       // Stored as the client wrote it (key order, number literals), not as JSON.stringify would.
       const rawBody = rawBodyOf(request);
-      const idempotency = idempotencyOf(request.headers['idempotency-key'], rawBody ?? JSON.stringify(body));
-      if (idempotency) {
-        // A retry is answered before anything else is checked: it passed every check once.
-        const first = await answerForKey(deps, auth.projectId, idempotency);
-        if (first) return first;
-      }
-      const metadataJson =
-        body.metadata == null
-          ? null
-          : ((rawBody === undefined ? undefined : jsonMemberText(rawBody, 'metadata')) ??
-            JSON.stringify(body.metadata));
-      const checked = checkCargoBody(
-        {
-          params: body.params,
-          records: body.records,
-          metadata: body.metadata ?? undefined,
-          metadataJson: metadataJson ?? undefined,
-        },
-        { models: deps.models, allowUnlistedModels: deps.policy.allowUnlistedModels },
-      );
-      const { problems, route } = checked;
-      if (body.callback_url != null) problems.push(...checkCallbackUrl(body.callback_url, deps.allowHttpCallbacks));
-      if (body.callback) problems.push(...targetAddressProblems(body.callback, deps.targets));
-      if (problems.length > 0 || route === null) throw errors.invalidBody(problems);
-      // The project's model policy (403), then its spend budget (402): only a valid body gets here.
-      if (!isModelAllowed(auth.allowedModels, body.params.model, route)) {
-        throw errors.modelNotAllowed(body.params.model);
-      }
-      const target = body.callback ? await checkTarget(deps.targets, auth.projectId, body.callback) : null;
-
-      const now = deps.clock.now();
-      const requests = providerRequests(body);
-      // Estimated only for a project with a budget: the others reserve nothing and pay no walk.
-      const budgets = deps.spend.budgetsOf(auth);
-      let estimate = 0;
-      if (hasBudget(budgets)) {
-        const prices = routePrices(route);
-        if (prices === null) throw errors.unpricedModel(body.params.model);
-        estimate = estimateNano(prices, requests);
-      }
-      const request_json = storedRequestText(requests);
-      const cargoId = newId('crg', now);
-      const row: NewCargo = {
-        id: cargoId,
-        project_id: auth.projectId,
-        status: 'pending',
-        model: body.params.model,
-        provider: route.provider,
-        provider_model: route.providerModel,
-        request: request_json,
-        request_count: requests.length,
-        is_records: body.records ? 1 : 0,
-        request_bytes: Buffer.byteLength(request_json),
-        metadata: metadataJson,
-        result_ttl_seconds: body.result_ttl_seconds,
-        callback_url: body.callback_url ?? null,
-        callback: target ? JSON.stringify(target) : null,
-        created_at: now,
-        updated_at: now,
-        reserved_nusd: estimate,
-      };
-      if (idempotency) row.idempotency = idempotency;
-      const bytes = cargoRowBytes(row);
-      await deps.storage.disk?.check(bytes);
-      await deps.storage.budget.check(auth, bytes);
-      const reservation = hasBudget(budgets) ? await deps.spend.check(auth.projectId, budgets, estimate) : null;
+      const idempotency = idempotencyOf(request.headers['idempotency-key'], rawBody ?? JSON.stringify(request.body));
       try {
-        await deps.writeCargo(row);
+        return await loadCargo(deps, auth, request.body, rawBody, idempotency);
       } catch (err) {
-        if (reservation) deps.spend.settle(reservation, false);
-        // Another request with this key committed first (its row holds the key): its answer.
+        // A retry is answered what its key was first used for, whatever this try was refused for
+        // (the first passed every check): only a refused request reads its key, a new one costs
+        // no read (store/idempotency-keys.ts).
         const first = idempotency ? await answerForKey(deps, auth.projectId, idempotency) : undefined;
         if (first) return first;
         throw err;
       }
-      deps.storage.budget.accepted(auth.projectId, bytes, now);
-      if (reservation) deps.spend.settle(reservation, true);
-      return loaded(cargoId);
     },
   );
+}
+
+/** Checks one cargo and writes it; resolves once it is committed. */
+async function loadCargo(
+  deps: LoadCargoDeps,
+  auth: AuthContext,
+  body: Static<typeof LoadCargoBody>,
+  rawBody: string | undefined,
+  idempotency: { key: string; bodySha256: string } | null,
+): Promise<LoadCargoResponse> {
+  const metadataJson =
+    body.metadata == null
+      ? null
+      : ((rawBody === undefined ? undefined : jsonMemberText(rawBody, 'metadata')) ?? JSON.stringify(body.metadata));
+  const checked = checkCargoBody(
+    {
+      params: body.params,
+      records: body.records,
+      metadata: body.metadata ?? undefined,
+      metadataJson: metadataJson ?? undefined,
+    },
+    { models: deps.models, allowUnlistedModels: deps.policy.allowUnlistedModels },
+  );
+  const { problems, route } = checked;
+  if (body.callback_url != null) problems.push(...checkCallbackUrl(body.callback_url, deps.allowHttpCallbacks));
+  if (body.callback) problems.push(...targetAddressProblems(body.callback, deps.targets));
+  if (problems.length > 0 || route === null) throw errors.invalidBody(problems);
+  // The project's model policy (403), then its spend budget (402): only a valid body gets here.
+  if (!isModelAllowed(auth.allowedModels, body.params.model, route)) {
+    throw errors.modelNotAllowed(body.params.model);
+  }
+  const target = body.callback ? await checkTarget(deps.targets, auth.projectId, body.callback) : null;
+
+  const now = deps.clock.now();
+  const requests = providerRequests(body);
+  // Estimated only for a project with a budget: the others reserve nothing and pay no walk.
+  const budgets = deps.spend.budgetsOf(auth);
+  let estimate = 0;
+  if (hasBudget(budgets)) {
+    const prices = routePrices(route);
+    if (prices === null) throw errors.unpricedModel(body.params.model);
+    estimate = estimateNano(prices, requests);
+  }
+  const request_json = storedRequestText(requests);
+  const cargoId = newId('crg', now);
+  const row: NewCargo = {
+    id: cargoId,
+    project_id: auth.projectId,
+    status: 'pending',
+    model: body.params.model,
+    provider: route.provider,
+    provider_model: route.providerModel,
+    request: request_json,
+    request_count: requests.length,
+    is_records: body.records ? 1 : 0,
+    request_bytes: Buffer.byteLength(request_json),
+    metadata: metadataJson,
+    result_ttl_seconds: body.result_ttl_seconds,
+    callback_url: body.callback_url ?? null,
+    callback: target ? JSON.stringify(target) : null,
+    created_at: now,
+    updated_at: now,
+    reserved_nusd: estimate,
+  };
+  if (idempotency) row.idempotency = idempotency;
+  const bytes = cargoRowBytes(row);
+  await deps.storage.disk?.check(bytes);
+  await deps.storage.budget.check(auth, bytes);
+  const reservation = hasBudget(budgets) ? await deps.spend.check(auth.projectId, budgets, estimate) : null;
+  try {
+    await deps.writeCargo(row);
+  } catch (err) {
+    if (reservation) deps.spend.settle(reservation, false);
+    throw err;
+  }
+  deps.storage.budget.accepted(auth.projectId, bytes, now);
+  if (reservation) deps.spend.settle(reservation, true);
+  return loaded(cargoId);
 }
 
 function loaded(cargoId: string): LoadCargoResponse {

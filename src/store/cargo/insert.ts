@@ -2,6 +2,7 @@
 import type { CompiledQuery, Insertable } from 'kysely';
 import { statementChunks } from '../chunks.js';
 import type { Database } from '../database.js';
+import { keyOf, takenKeys } from '../idempotency-keys.js';
 import type { CargoRequestsTable, CargoTable } from '../schema.js';
 
 /** A new cargo: its row, what it was sent with (kept in cargo_requests), and its Idempotency-Key if it came with one. */
@@ -26,7 +27,7 @@ export async function insertCargo(database: Database, rows: NewCargo[]): Promise
  * statementChunks allows: part of the group commit's transaction, which also counts their bytes
  * against the project's storage budget (Database.writeAll). A row's Idempotency-Key goes in the
  * same transaction: a key another request holds already fails it (the primary key), and the
- * group commit then commits its rows one by one, so that request alone is refused
+ * group commit asks refusedCargo which rows to leave out, so that request alone is refused
  * (store/idempotency-keys.ts says what it is answered).
  */
 export function cargoInsertStatements(database: Database, all: NewCargo[]): CompiledQuery[] {
@@ -65,4 +66,35 @@ export function cargoInsertStatements(database: Database, all: NewCargo[]): Comp
           ]),
     ];
   });
+}
+
+/** Why a new cargo was not stored: the project used its Idempotency-Key already. */
+export class IdempotencyKeyTaken extends Error {
+  constructor() {
+    super('the Idempotency-Key was used already');
+    this.name = 'IdempotencyKeyTaken';
+  }
+}
+
+/**
+ * The rows of a failed group commit that its transaction refuses for their Idempotency-Key: a key
+ * the project used in the last 24 hours, or one an earlier row of the group carries (that row
+ * stays). Both are refused with IdempotencyKeyTaken; the group commits again without them.
+ */
+export async function refusedCargo(database: Database, rows: NewCargo[], now: number): Promise<Map<NewCargo, Error>> {
+  const keyed = rows.filter((r) => r.idempotency !== undefined);
+  const refused = new Map<NewCargo, Error>();
+  if (keyed.length === 0) return refused;
+  const keyOfRow = (r: NewCargo) => keyOf(r.project_id, (r.idempotency as { key: string }).key);
+  const taken = await takenKeys(
+    database,
+    keyed.map((r) => ({ projectId: r.project_id, key: (r.idempotency as { key: string }).key })),
+    now,
+  );
+  for (const r of keyed) {
+    const key = keyOfRow(r);
+    if (taken.has(key)) refused.set(r, new IdempotencyKeyTaken());
+    else taken.add(key);
+  }
+  return refused;
 }
