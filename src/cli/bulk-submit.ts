@@ -1,9 +1,10 @@
 /**
  * `barge submit --file requests.jsonl`: one POST /cargo/load per line, a bounded number at once,
- * resumable. Each accepted line is appended to the map file at once (a synchronous write), and each
- * line's Idempotency-Key comes from the file's content and the line number: run again after a
- * crash or Ctrl-C, the command skips what the map holds, and a line whose answer was lost gets its
- * first cargo back instead of a second one.
+ * resumable. The lines accepted in one turn of the event loop are appended to the map file at its
+ * end (one synchronous write, not one a line), and each line's Idempotency-Key comes from the
+ * file's content and the line number: run again after a crash or Ctrl-C, the command skips what
+ * the map holds, and a line whose answer was lost (or whose entry a crash kept from the map) gets
+ * its first cargo back instead of a second one.
  */
 import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import type { Barge } from '../client/barge.js';
@@ -46,7 +47,7 @@ export async function submitFile(
   const { hash, lines } = await digestOf(file);
   const map = mapPathOf(file);
   const done = await readCargoMap(map);
-  const fd = openForAppend(map);
+  const mapFile = new MapAppender(openForAppend(map));
   // Lines the map holds are done before this run starts: the bar's rate and ETA count this run's.
   const summary: BulkSummary = {
     file,
@@ -84,7 +85,7 @@ export async function submitFile(
       }
       try {
         const loaded = await barge.load(body, { idempotencyKey: lineKey(hash, line) });
-        writeSync(fd, `${JSON.stringify({ line, cargo_id: loaded.cargo_id })}\n`);
+        mapFile.append(`${JSON.stringify({ line, cargo_id: loaded.cargo_id })}\n`);
         summary.submitted++;
       } catch (err) {
         // A refusal of this line; a refused key (401, 403) or a rate limit concerns every line.
@@ -107,7 +108,7 @@ export async function submitFile(
     await Promise.all(Array.from({ length: options.concurrency }, sender));
   } finally {
     progress.stop();
-    closeSync(fd);
+    mapFile.close();
   }
   if (fatal !== null) {
     // Not a BargeError: a bug or the file, not the service; the summary would mislead.
@@ -122,6 +123,33 @@ function refuse(summary: BulkSummary, refusal: Refusal, progress: Progress): voi
   summary.refused.push(refusal);
   const detail = typeof refusal.detail === 'string' ? refusal.detail : JSON.stringify(refusal.detail);
   progress.log(`line ${refusal.line}: ${detail}`);
+}
+
+/** The map's entries, written together at the end of the event loop's turn that accepted them. */
+class MapAppender {
+  private pending = '';
+  private scheduled = false;
+
+  constructor(private readonly fd: number) {}
+
+  append(entry: string): void {
+    this.pending += entry;
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  close(): void {
+    this.flush();
+    closeSync(this.fd);
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    if (this.pending === '') return;
+    writeSync(this.fd, this.pending);
+    this.pending = '';
+  }
 }
 
 /** The map opened for appending; a last line a crash cut short is ended first, so the next entry stands alone. */

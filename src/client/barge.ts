@@ -32,25 +32,42 @@ export interface BargeOptions {
   transport?: Transport;
 }
 
-/** One HTTP exchange as the client needs it: the status, the Retry-After header and the body text. */
+/**
+ * One HTTP exchange as the client needs it: the status, the Retry-After header and the body text.
+ * It gives up after `timeoutMs` (rejecting), and when the caller's `signal` aborts.
+ */
 export type Transport = (request: {
   method: 'GET' | 'POST';
   url: string;
   headers: Record<string, string>;
   body: string | undefined;
-  signal: AbortSignal;
+  timeoutMs: number;
+  signal?: AbortSignal;
 }) => Promise<{ status: number; statusText: string; retryAfter: string | null; text: string }>;
 
 /** The transport over a `fetch`. */
 export function fetchTransport(fetchFn: typeof fetch = globalThis.fetch.bind(globalThis)): Transport {
-  return async ({ method, url, headers, body, signal }) => {
-    const response = await fetchFn(url, { method, headers, body, signal });
-    return {
-      status: response.status,
-      statusText: response.statusText,
-      retryAfter: response.headers.get('retry-after'),
-      text: await response.text(),
-    };
+  return async ({ method, url, headers, body, timeoutMs, signal }) => {
+    // A timer cleared with the answer, not AbortSignal.timeout: that one lives on for the whole
+    // timeout, and a bulk submit makes thousands of requests a second.
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(new DOMException('timed out', 'TimeoutError')), timeoutMs);
+    try {
+      const response = await fetchFn(url, {
+        method,
+        headers,
+        body,
+        signal: signal ? AbortSignal.any([signal, timeout.signal]) : timeout.signal,
+      });
+      return {
+        status: response.status,
+        statusText: response.statusText,
+        retryAfter: response.headers.get('retry-after'),
+        text: await response.text(),
+      };
+    } finally {
+      clearTimeout(timer);
+    }
   };
 }
 
@@ -184,10 +201,6 @@ export class Barge {
     const headers: Record<string, string> = { accept: 'application/json', ...call.headers };
     if (this.apiKey !== undefined) headers['x-api-key'] = this.apiKey;
     if (call.body !== undefined) headers['content-type'] = 'application/json';
-    // A timer cleared with the answer, not AbortSignal.timeout: that one lives on for the whole
-    // timeout, and a bulk submit makes thousands of requests a second.
-    const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(new DOMException('timed out', 'TimeoutError')), this.timeoutMs);
     let response: Awaited<ReturnType<Transport>>;
     try {
       response = await this.transport({
@@ -195,14 +208,13 @@ export class Barge {
         url: `${this.baseUrl}${call.path}`,
         headers,
         body: call.body === undefined ? undefined : JSON.stringify(call.body),
-        signal: call.signal ? AbortSignal.any([call.signal, timeout.signal]) : timeout.signal,
+        timeoutMs: this.timeoutMs,
+        ...(call.signal ? { signal: call.signal } : {}),
       });
     } catch (err) {
       // The caller's own abort is not a failure of the service: it goes up as it is.
       if (call.signal?.aborted) throw call.signal.reason;
       throw new BargeError(0, `${this.baseUrl} did not answer: ${causeText(err)}`, { cause: err });
-    } finally {
-      clearTimeout(timer);
     }
     const { text } = response;
     const body = parseJson(text);

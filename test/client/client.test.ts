@@ -4,11 +4,16 @@
  * verifyWebhook on webhooks barge really delivered.
  */
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Webhook } from 'standardwebhooks';
+import { Agent } from 'undici';
+import { undiciTransport } from '../../src/cli/undici-transport.js';
 import { Barge, BargeError, verifyWebhook, WebhookVerificationError } from '../../src/client/index.js';
 import { systemClock } from '../../src/domain/clock.js';
 import { rotateWebhookSecret } from '../../src/operations/rotate-webhook-secret.js';
@@ -300,6 +305,42 @@ for (const backend of await backends({ childProcesses: true })) {
     });
   });
 }
+
+test('a try that gets no answer within timeoutMs fails as unanswered, over fetch and over the CLI transport', async () => {
+  const server = createServer(() => {
+    // never answers
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  const agent = new Agent();
+  try {
+    for (const [name, transport] of [
+      ['fetch', undefined],
+      ['undici', undiciTransport(agent)],
+    ] as const) {
+      const barge = new Barge({
+        baseUrl: `http://127.0.0.1:${port}`,
+        apiKey: 'k',
+        timeoutMs: 300,
+        maxRetries: 0,
+        transport,
+      });
+      const started = performance.now();
+      await assert.rejects(
+        barge.load(prompt('x')),
+        (err: unknown) => err instanceof BargeError && err.status === 0,
+        name,
+      );
+      const took = performance.now() - started;
+      assert.ok(took >= 290 && took < 2000, `${name}: gave up after ${took.toFixed(0)} ms`);
+    }
+  } finally {
+    await agent.destroy();
+    server.closeAllConnections();
+    server.close();
+  }
+});
 
 test('the client loads nothing at run time but its own modules (and node:crypto, for verifyWebhook only)', () => {
   const dir = join(ROOT, 'dist/src/client');
