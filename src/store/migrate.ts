@@ -25,6 +25,7 @@ import * as dashboardSessions from './migrations/022_dashboard_sessions.js';
 import * as compatBatches from './migrations/023_compat_batches.js';
 import * as realtimeRequests from './migrations/024_realtime_requests.js';
 import * as compatCounts from './migrations/025_compat_counts.js';
+import * as usageDays from './migrations/026_usage_days.js';
 
 interface Migration {
   up(db: Kysely<any>, dialect: Database['dialect']): Promise<void>;
@@ -58,6 +59,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['023_compat_batches', compatBatches],
   ['024_realtime_requests', realtimeRequests],
   ['025_compat_counts', compatCounts],
+  ['026_usage_days', usageDays],
 ];
 
 export interface MigrationReport {

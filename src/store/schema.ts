@@ -52,6 +52,7 @@ export interface Schema {
   recoveries: RecoveriesTable;
   realtime_requests: RealtimeRequestsTable;
   realtime_slots: RealtimeSlotsTable;
+  usage_days: UsageDaysTable;
 }
 
 export interface ProjectsTable {
@@ -174,6 +175,26 @@ export interface ResultsTable {
   cache_creation_1h_input_tokens: Generated<number>;
   cache_read_input_tokens: Generated<number>;
   /** USD at the model's batch prices, and at its real-time prices; null when no price was known. */
+  cost_usd: number | null;
+  standard_cost_usd: number | null;
+}
+
+/** A project's usage on one UTC day with one model (migration 026): what GET /usage reports. */
+export interface UsageDaysTable {
+  project_id: string;
+  /** Days since 1970-01-01 (UTC). */
+  day: number;
+  /** The model id the cargo were submitted with. */
+  model: string;
+  /** Cargo with a result that day (a canceled cargo's is not usage), and their provider requests. */
+  cargo: number;
+  requests: number;
+  input_tokens: number;
+  output_tokens: number;
+  /** Prompt-cache writes (1-hour ones included) and reads. */
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+  /** Summed over the results whose price was known; null while none was. */
   cost_usd: number | null;
   standard_cost_usd: number | null;
 }

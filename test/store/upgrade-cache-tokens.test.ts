@@ -154,11 +154,13 @@ for (const backend of await backends()) {
           savings_usd: 4500.0033,
         });
 
-        // New results store their cache tokens next to the old rows.
+        // Cache tokens past 32 bits are reported whole: the per-day usage rows (migration 026),
+        // which new results add to, hold them next to the old usage.
         await db.database.write
-          .updateTable('results')
+          .updateTable('usage_days')
           .set({ cache_creation_input_tokens: 4_000_000_000, cache_read_input_tokens: 9 })
-          .where('cargo_id', '=', ids[2])
+          .where('project_id', '=', projectId)
+          .where('model', '=', 'gpt-4o')
           .execute();
         const later = await usageReport({ database: db.database, clock }, { projectId, from: DAY, to: DAY });
         assert.ok(later.ok);

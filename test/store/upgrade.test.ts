@@ -1,4 +1,4 @@
-/** Upgrading databases that hold data, on every backend: no cargo is lost, and rows from before usage get 0 tokens. */
+/** Upgrading databases that hold data, on every backend: no cargo is lost, rows from before usage get 0 tokens, and usage moves into its per-day rows. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Kysely } from 'kysely';
@@ -8,6 +8,7 @@ import { ALL_CARGO_STATUSES as LIVE_STATUSES } from '../../src/domain/lifecycle.
 import { usageReport } from '../../src/operations/usage.js';
 import { findCargoForProject } from '../../src/store/cargo/find-for-project.js';
 import { migrate } from '../../src/store/migrate.js';
+import { usageByDay } from '../../src/store/results/usage.js';
 import { readStorageUsage } from '../../src/store/storage-usage.js';
 import { createProjectWithKey, storedCargo } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
@@ -238,6 +239,108 @@ for (const backend of await backends()) {
           standard_cost_usd: null,
           savings_usd: null,
         });
+      } finally {
+        await db.drop();
+      }
+    });
+
+    test('the usage stored before the per-day rows is carried into them, a canceled cargo left out', async () => {
+      const db = await backend.create({ migrateThrough: '025_compat_counts' });
+      try {
+        const old = db.database.write as unknown as Kysely<any>;
+        const { projectId } = await createProjectWithKey(db.database, { now: T0 });
+        const DAY = 86_400_000;
+        // [model, status, day, requests, input, output, cache write, cache read, cost, standard cost]
+        const stored = [
+          ['svc-mock', 'completed', 0, 1, 10, 20, 0, 0, null, null],
+          ['svc-mock', 'failed', 0, 3, 0, 0, 0, 0, null, null],
+          ['claude-x', 'completed', 0, 1, 100, 50, 7, 3, 0.5, 1],
+          ['claude-x', 'completed', 0, 1, 100, 50, 0, 0, null, null],
+          ['claude-x', 'completed', 1, 2, 1, 2, 0, 0, 0.25, 0.5],
+          ['claude-x', 'canceled', 1, 1, 0, 0, 0, 0, null, null],
+        ] as const;
+        for (const [
+          i,
+          [model, status, day, requests, input, output, write, read, cost, standard],
+        ] of stored.entries()) {
+          const id = newId('crg', T0 + i);
+          const at = T0 + day * DAY;
+          await old
+            .insertInto('cargo')
+            .values({
+              id,
+              project_id: projectId,
+              status,
+              model,
+              provider: 'mock',
+              provider_model: model,
+              request_count: requests,
+              is_records: requests > 1 ? 1 : 0,
+              request_bytes: 10,
+              result_ttl_seconds: 3600,
+              created_at: T0,
+              updated_at: at,
+            })
+            .execute();
+          await old
+            .insertInto('results')
+            .values({
+              cargo_id: id,
+              success: status === 'completed' ? 1 : 0,
+              response: '{}',
+              created_at: at,
+              expires_at: at + 3_600_000,
+              project_id: projectId,
+              input_tokens: input,
+              output_tokens: output,
+              cache_creation_input_tokens: write,
+              cache_read_input_tokens: read,
+              cost_usd: cost,
+              standard_cost_usd: standard,
+            })
+            .execute();
+        }
+        assert.deepEqual((await migrate(db.database)).applied, ['026_usage_days']);
+        const day0 = Math.floor(T0 / DAY);
+        const rows = await usageByDay(db.database, projectId, { fromDay: day0, toDay: day0 + 1 });
+        assert.deepEqual(rows, [
+          {
+            day: day0,
+            model: 'claude-x',
+            cargo: 2,
+            requests: 2,
+            inputTokens: 200,
+            outputTokens: 100,
+            cacheCreationTokens: 7,
+            cacheReadTokens: 3,
+            costUsd: 0.5,
+            standardCostUsd: 1,
+          },
+          {
+            day: day0,
+            model: 'svc-mock',
+            cargo: 2,
+            requests: 4,
+            inputTokens: 10,
+            outputTokens: 20,
+            cacheCreationTokens: 0,
+            cacheReadTokens: 0,
+            costUsd: null,
+            standardCostUsd: null,
+          },
+          {
+            day: day0 + 1,
+            model: 'claude-x',
+            cargo: 1,
+            requests: 2,
+            inputTokens: 1,
+            outputTokens: 2,
+            cacheCreationTokens: 0,
+            cacheReadTokens: 0,
+            costUsd: 0.25,
+            standardCostUsd: 0.5,
+          },
+        ]);
       } finally {
         await db.drop();
       }

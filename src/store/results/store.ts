@@ -1,11 +1,13 @@
-/** Storing results: the result rows, their deliveries and the cargo's move, under the batch's lease. */
+/** Storing results: the result rows, their usage, their deliveries and the cargo's move, under the batch's lease. */
+import { type Insertable, sql, type Transaction } from 'kysely';
+import { DAY_MS } from '../../domain/clock.js';
 import { type CargoStatus, movableFrom } from '../../domain/lifecycle.js';
 import type { Usage } from '../../domain/usage.js';
 import { chunks, statementChunks } from '../chunks.js';
 import type { Database } from '../database.js';
 import { type DeliveryRequest, insertDeliveries } from '../deliveries/create.js';
 import { assertBatchLease, type BatchLease } from '../leases.js';
-import type { DeliveryChannelName } from '../schema.js';
+import type { DeliveryChannelName, Schema, UsageDaysTable } from '../schema.js';
 
 export interface NewResult {
   cargoId: string;
@@ -25,11 +27,11 @@ export interface NewResult {
 }
 
 /**
- * Stores results, creates their deliveries and moves their cargo on, in one transaction, under
- * the batch's lease (a collector that lost it writes nothing: LeaseLostError). Only cargo that
- * actually move from batched/processing get a result and deliveries, so a result stored twice (a
- * re-run after a crash, two collectors) never creates a second delivery. Resolves to how many
- * cargo moved to each status.
+ * Stores results, adds them to their projects' usage, creates their deliveries and moves their
+ * cargo on, in one transaction, under the batch's lease (a collector that lost it writes nothing:
+ * LeaseLostError). Only cargo that actually move from batched/processing get a result, usage and
+ * deliveries, so a result stored twice (a re-run after a crash, two collectors) is never counted
+ * or delivered twice. Resolves to how many cargo moved to each status.
  */
 export async function storeResults(
   database: Database,
@@ -41,8 +43,8 @@ export async function storeResults(
   if (results.length === 0) return movedTo;
   await database.write.transaction().execute(async (tx) => {
     await assertBatchLease(tx, database.dialect, lease);
-    // Cargo id → project id of the cargo that move: the result row keeps it (GET /usage).
-    const moved = new Map<string, string>();
+    // The cargo that move: the result row keeps the project, the usage its model and requests.
+    const moved = new Map<string, Moved>();
     const byStatus = new Map<CargoStatus, string[]>();
     for (const r of results) {
       const ids = byStatus.get(r.nextStatus);
@@ -56,9 +58,9 @@ export async function storeResults(
           .set({ status, updated_at: now })
           .where('id', 'in', part)
           .where('status', 'in', movableFrom('result'))
-          .returning(['id', 'project_id'])
+          .returning(['id', 'project_id', 'model', 'request_count'])
           .execute();
-        for (const row of rows) moved.set(row.id, row.project_id);
+        for (const row of rows) moved.set(row.id, row);
         if (rows.length > 0) movedTo.set(status, (movedTo.get(status) ?? 0) + rows.length);
       }
     }
@@ -75,7 +77,7 @@ export async function storeResults(
             created_at: now,
             expires_at: now + r.resultTtlSeconds * 1000,
             purged_at: null,
-            project_id: moved.get(r.cargoId) ?? null,
+            project_id: moved.get(r.cargoId)?.project_id ?? null,
             input_tokens: r.usage?.inputTokens ?? 0,
             output_tokens: r.usage?.outputTokens ?? 0,
             cache_creation_input_tokens: r.usage?.cacheCreationTokens ?? 0,
@@ -93,8 +95,77 @@ export async function storeResults(
     for (const part of chunks(records)) {
       await tx.deleteFrom('record_results').where('cargo_id', 'in', part).execute();
     }
+    // Last: on PostgreSQL, collectors of one project wait on its usage rows only for their commit.
+    await addUsage(tx, usageRows(stored, moved, now));
   });
   return movedTo;
+}
+
+type Moved = { id: string; project_id: string; model: string; request_count: number };
+
+/** The results' usage, one row per project and model (all are stored on one day), in key order. */
+function usageRows(stored: NewResult[], moved: Map<string, Moved>, now: number): Insertable<UsageDaysTable>[] {
+  const rows = new Map<string, Insertable<UsageDaysTable>>();
+  const day = Math.floor(now / DAY_MS);
+  const plus = (sum: number | null | undefined, value: number | null | undefined) =>
+    value === null || value === undefined ? (sum ?? null) : (sum ?? 0) + value;
+  for (const r of stored) {
+    const cargo = moved.get(r.cargoId) as Moved;
+    const key = `${cargo.project_id}\n${cargo.model}`;
+    const row = rows.get(key) ?? {
+      project_id: cargo.project_id,
+      day,
+      model: cargo.model,
+      cargo: 0,
+      requests: 0,
+      input_tokens: 0,
+      output_tokens: 0,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+      cost_usd: null,
+      standard_cost_usd: null,
+    };
+    row.cargo += 1;
+    row.requests += cargo.request_count;
+    row.input_tokens += r.usage?.inputTokens ?? 0;
+    row.output_tokens += r.usage?.outputTokens ?? 0;
+    row.cache_creation_input_tokens += r.usage?.cacheCreationTokens ?? 0;
+    row.cache_read_input_tokens += r.usage?.cacheReadTokens ?? 0;
+    row.cost_usd = plus(row.cost_usd, r.usage?.costUsd);
+    row.standard_cost_usd = plus(row.standard_cost_usd, r.usage?.standardCostUsd);
+    rows.set(key, row);
+  }
+  // One order for every transaction, so two of them never wait on each other's rows in a cycle.
+  return [...rows.values()].sort((a, b) =>
+    a.project_id !== b.project_id ? (a.project_id < b.project_id ? -1 : 1) : a.model < b.model ? -1 : 1,
+  );
+}
+
+/** Adds to the usage rows (a cost stays null until one with a known price is added). */
+async function addUsage(tx: Transaction<Schema>, rows: Insertable<UsageDaysTable>[]): Promise<void> {
+  const cost = (column: 'cost_usd' | 'standard_cost_usd') =>
+    sql<number | null>`case when excluded.${sql.ref(column)} is null then usage_days.${sql.ref(column)}
+      else coalesce(usage_days.${sql.ref(column)}, 0) + excluded.${sql.ref(column)} end`;
+  const sum = (column: keyof UsageDaysTable) =>
+    sql<number>`usage_days.${sql.ref(column)} + excluded.${sql.ref(column)}`;
+  for (const part of statementChunks(rows, 11)) {
+    await tx
+      .insertInto('usage_days')
+      .values(part)
+      .onConflict((oc) =>
+        oc.columns(['project_id', 'day', 'model']).doUpdateSet({
+          cargo: sum('cargo'),
+          requests: sum('requests'),
+          input_tokens: sum('input_tokens'),
+          output_tokens: sum('output_tokens'),
+          cache_creation_input_tokens: sum('cache_creation_input_tokens'),
+          cache_read_input_tokens: sum('cache_read_input_tokens'),
+          cost_usd: cost('cost_usd'),
+          standard_cost_usd: cost('standard_cost_usd'),
+        }),
+      )
+      .execute();
+  }
 }
 
 function deliveriesFor(results: NewResult[]): DeliveryRequest[] {

@@ -1,6 +1,4 @@
 /** A project's usage by UTC day and model: what GET /usage and `barge usage` report. */
-import { sql } from 'kysely';
-import { DAY_MS } from '../../domain/clock.js';
 import type { Database } from '../database.js';
 
 export interface UsageByDay {
@@ -23,56 +21,39 @@ export interface UsageByDay {
 }
 
 /**
- * Sums the project's results produced on the UTC days `fromDay`..`toDay` (both included), by day
- * and model, oldest day first. One range of the `results_usage` index (project, time), and the
- * cargo row by its key for the model and request count: the work follows the results in the
- * range, never the project's whole history. The day is the time divided by a day's milliseconds,
- * which is integer division on both databases (integer columns).
+ * The project's usage on the UTC days `fromDay`..`toDay` (both included), by day and model, oldest
+ * day first: a range of `usage_days` (migration 026), a row per day and model, whatever the number
+ * of results.
  */
 export async function usageByDay(
   database: Database,
   projectId: string,
   range: { fromDay: number; toDay: number },
 ): Promise<UsageByDay[]> {
-  // A literal, not a parameter: PostgreSQL matches the grouped expression to the selected one by text.
-  const day = sql<number>`r.created_at / ${sql.lit(DAY_MS)}`;
   const rows = await database.read
-    .selectFrom('results as r')
-    .innerJoin('cargo as c', 'c.id', 'r.cargo_id')
-    .select((eb) => [
-      day.as('day'),
-      'c.model as model',
-      eb.fn.countAll().as('cargo'),
-      eb.fn.sum('c.request_count').as('requests'),
-      eb.fn.sum('r.input_tokens').as('input_tokens'),
-      eb.fn.sum('r.output_tokens').as('output_tokens'),
-      eb.fn.sum('r.cache_creation_input_tokens').as('cache_creation_input_tokens'),
-      eb.fn.sum('r.cache_read_input_tokens').as('cache_read_input_tokens'),
-      eb.fn.sum('r.cost_usd').as('cost_usd'),
-      eb.fn.sum('r.standard_cost_usd').as('standard_cost_usd'),
-    ])
-    .where('r.project_id', '=', projectId)
-    // A canceled cargo's result says so; it never ran, and is never billed (store/cargo/cancel.ts).
-    .where('c.status', '!=', 'canceled')
-    .where('r.created_at', '>=', range.fromDay * DAY_MS)
-    .where('r.created_at', '<', (range.toDay + 1) * DAY_MS)
-    .groupBy([day, 'c.model'])
+    .selectFrom('usage_days')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('day', '>=', range.fromDay)
+    .where('day', '<=', range.toDay)
     .execute();
-  // PostgreSQL answers sums of bigint as numeric text; both answer null for a sum of nulls only.
-  const number = (value: unknown) => Number(value ?? 0);
+  // PostgreSQL answers bigint columns as text.
   const maybe = (value: unknown) => (value === null || value === undefined ? null : Number(value));
-  return rows
-    .map((r) => ({
-      day: number(r.day),
-      model: r.model,
-      cargo: number(r.cargo),
-      requests: number(r.requests),
-      inputTokens: number(r.input_tokens),
-      outputTokens: number(r.output_tokens),
-      cacheCreationTokens: number(r.cache_creation_input_tokens),
-      cacheReadTokens: number(r.cache_read_input_tokens),
-      costUsd: maybe(r.cost_usd),
-      standardCostUsd: maybe(r.standard_cost_usd),
-    }))
-    .sort((a, b) => a.day - b.day || (a.model < b.model ? -1 : a.model > b.model ? 1 : 0));
+  return (
+    rows
+      .map((r) => ({
+        day: Number(r.day),
+        model: r.model,
+        cargo: Number(r.cargo),
+        requests: Number(r.requests),
+        inputTokens: Number(r.input_tokens),
+        outputTokens: Number(r.output_tokens),
+        cacheCreationTokens: Number(r.cache_creation_input_tokens),
+        cacheReadTokens: Number(r.cache_read_input_tokens),
+        costUsd: maybe(r.cost_usd),
+        standardCostUsd: maybe(r.standard_cost_usd),
+      }))
+      // In code: the databases' collations may order model names differently.
+      .sort((a, b) => a.day - b.day || (a.model < b.model ? -1 : a.model > b.model ? 1 : 0))
+  );
 }
