@@ -1,5 +1,5 @@
 /** Forming a batch: pending cargo of one group, round robin across projects, move into a new batch in one transaction. */
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import { movableFrom } from '../../domain/lifecycle.js';
 import { chunks } from '../chunks.js';
 import type { Database } from '../database.js';
@@ -126,6 +126,12 @@ interface Candidate {
 }
 
 /**
+ * Projects a statement reads its shares for: each is a part of one compound SELECT, and SQLite
+ * allows at most 500 parts.
+ */
+const PROJECTS_PER_STATEMENT = 400;
+
+/**
  * The group's pending cargo in the order a batch takes them: round robin across projects, each
  * project's oldest first, the project whose oldest cargo waited longest first in each turn (a
  * records cargo is one turn). So a project's backlog never pushes another project's cargo out of
@@ -133,7 +139,9 @@ interface Candidate {
  *
  * Each project's share is read from the cargo_pending_by_project index, in rounds: a project with
  * fewer pending than its share leaves the rest to the others in the next round. What is read is
- * bounded by maxRequests and the number of projects with pending cargo in the group.
+ * bounded by maxRequests and the number of projects with pending cargo in the group. A round is
+ * one statement for every project (a range each): on a SQLite file every statement is a trip to
+ * the write thread, which the forming transaction holds meanwhile.
  */
 async function selectCandidates(
   tx: Transaction<Schema>,
@@ -147,24 +155,40 @@ async function selectCandidates(
   while (open.length > 0 && wanted > 0) {
     const share = Math.ceil(wanted / open.length);
     const stillOpen: string[] = [];
-    for (const projectId of open) {
-      const own = taken.get(projectId) as Candidate[];
-      const rows = await tx
-        .selectFrom('cargo')
-        .select(['id', 'request_count', 'request_bytes'])
-        .where('status', '=', 'pending')
-        .where('provider', '=', input.provider)
-        .where('provider_model', '=', input.providerModel)
-        .where('project_id', '=', projectId)
-        .orderBy('created_at')
-        .orderBy('id')
-        .limit(share)
-        .offset(own.length)
-        .$if(dialect === 'postgres', (qb) => qb.forUpdate().skipLocked())
+    for (const part of chunks(open, PROJECTS_PER_STATEMENT)) {
+      // Each part says whose share it is by its place; UNION ALL appends the parts in order, each
+      // in its own order, on both databases.
+      const shares = part.map((projectId, place) =>
+        tx
+          .selectFrom(
+            tx
+              .selectFrom('cargo')
+              .select(['id', 'request_count', 'request_bytes', sql.lit(place).as('place')])
+              .where('status', '=', 'pending')
+              .where('provider', '=', input.provider)
+              .where('provider_model', '=', input.providerModel)
+              .where('project_id', '=', projectId)
+              .orderBy('created_at')
+              .orderBy('id')
+              .limit(share)
+              .offset((taken.get(projectId) as Candidate[]).length)
+              .$if(dialect === 'postgres', (qb) => qb.forUpdate().skipLocked())
+              .as('share'),
+          )
+          .selectAll(),
+      );
+      const rows = await shares
+        .slice(1)
+        .reduce((union, next) => union.unionAll(next), shares[0] as (typeof shares)[0])
         .execute();
-      own.push(...rows);
+      const counts = part.map(() => 0);
+      for (const row of rows) {
+        const place = Number(row.place);
+        (taken.get(part[place] as string) as Candidate[]).push(row);
+        counts[place] = (counts[place] as number) + 1;
+      }
       wanted -= rows.length;
-      if (rows.length === share) stillOpen.push(projectId);
+      for (const [place, projectId] of part.entries()) if (counts[place] === share) stillOpen.push(projectId);
     }
     open = stillOpen;
   }
@@ -182,30 +206,28 @@ async function selectCandidates(
 
 /**
  * The projects with pending cargo in the group, the one whose oldest cargo waited longest first:
- * one seek per project in the cargo_pending_by_project index (a loose index scan).
+ * one seek per project in the cargo_pending_by_project index (a loose index scan), in one
+ * recursive statement. `status = 'pending'` is written out: SQLite reads a partial index only
+ * for a condition it sees.
  */
 async function pendingProjects(
   tx: Transaction<Schema>,
   input: FormBatchInput,
 ): Promise<{ projectId: string; oldestAt: number }[]> {
-  const projects: { projectId: string; oldestAt: number }[] = [];
-  for (let after: string | null = null; ; ) {
-    const row = await tx
-      .selectFrom('cargo')
-      .select(['project_id', 'created_at'])
-      .where('status', '=', 'pending')
-      .where('provider', '=', input.provider)
-      .where('provider_model', '=', input.providerModel)
-      .$if(after !== null, (qb) => qb.where('project_id', '>', after as string))
-      .orderBy('project_id')
-      .orderBy('created_at')
-      .limit(1)
-      .executeTakeFirst();
-    if (!row) break;
-    projects.push({ projectId: row.project_id, oldestAt: Number(row.created_at) });
-    after = row.project_id;
-  }
-  return projects.sort((a, b) => a.oldestAt - b.oldestAt || (a.projectId < b.projectId ? -1 : 1));
+  const group = sql`c.status = 'pending' and c.provider = ${input.provider} and c.provider_model = ${input.providerModel}`;
+  const { rows } = await sql<{ project_id: string; oldest_at: number | string }>`
+    with recursive projects (project_id) as (
+      select min(c.project_id) from cargo c where ${group}
+      union all
+      select (select min(c.project_id) from cargo c where ${group} and c.project_id > projects.project_id)
+      from projects where projects.project_id is not null
+    )
+    select project_id,
+      (select min(c.created_at) from cargo c where ${group} and c.project_id = projects.project_id) as oldest_at
+    from projects where project_id is not null`.execute(tx);
+  return rows
+    .map((r) => ({ projectId: r.project_id, oldestAt: Number(r.oldest_at) }))
+    .sort((a, b) => a.oldestAt - b.oldestAt || (a.projectId < b.projectId ? -1 : 1));
 }
 
 /** The candidates that fit one batch; null if none do, or the batch must be full and is not. */
