@@ -12,23 +12,8 @@ import { type UsageByDay, usageByDay } from '../store/results/usage.js';
 import { readSpend } from '../store/spend-usage.js';
 import { type OperationDeps, type Result, refusals, refuse, succeed } from './operation.js';
 
-export interface UsageRow {
-  /** The UTC day, `YYYY-MM-DD`. */
-  date: string;
-  model: string;
-  cargo: number;
-  requests: number;
-  input_tokens: number;
-  output_tokens: number;
-  /** Input tokens written to the prompt cache (5-minute and 1-hour writes). */
-  cache_creation_input_tokens: number;
-  /** Input tokens read from the prompt cache. */
-  cache_read_input_tokens: number;
-  /** At the batch prices; null when no price was known for any of these results. */
-  cost_usd: number | null;
-  /** The same tokens at the real-time prices. */
-  standard_cost_usd: number | null;
-}
+/** One day and model of the report: the stored usage, its day as `YYYY-MM-DD`, its costs rounded. */
+export type UsageRow = { date: string } & Omit<UsageByDay, 'day'>;
 
 export interface UsageTotals extends Omit<UsageRow, 'date' | 'model'> {
   /** standard_cost_usd − cost_usd: what batching saved. */
@@ -109,18 +94,12 @@ function isProblem(range: ReturnType<typeof usageRange>): range is UsageRangePro
   return 'problem' in range;
 }
 
-function usageRow(row: UsageByDay): UsageRow {
+function usageRow({ day, ...row }: UsageByDay): UsageRow {
   return {
-    date: formatUtcDay(row.day),
-    model: row.model,
-    cargo: row.cargo,
-    requests: row.requests,
-    input_tokens: row.inputTokens,
-    output_tokens: row.outputTokens,
-    cache_creation_input_tokens: row.cacheCreationTokens,
-    cache_read_input_tokens: row.cacheReadTokens,
-    cost_usd: usd(row.costUsd),
-    standard_cost_usd: usd(row.standardCostUsd),
+    date: formatUtcDay(day),
+    ...row,
+    cost_usd: usd(row.cost_usd),
+    standard_cost_usd: usd(row.standard_cost_usd),
   };
 }
 
@@ -132,15 +111,15 @@ function totalsOf(rows: UsageByDay[]): UsageTotals {
     const known = rows.map(pick).filter((v) => v !== null);
     return rows.length > 0 && known.length === 0 ? null : known.reduce((total, v) => total + v, 0);
   };
-  const cost = sumKnown((r) => r.costUsd);
-  const standard = sumKnown((r) => r.standardCostUsd);
+  const cost = sumKnown((r) => r.cost_usd);
+  const standard = sumKnown((r) => r.standard_cost_usd);
   return {
     cargo: sum((r) => r.cargo),
     requests: sum((r) => r.requests),
-    input_tokens: sum((r) => r.inputTokens),
-    output_tokens: sum((r) => r.outputTokens),
-    cache_creation_input_tokens: sum((r) => r.cacheCreationTokens),
-    cache_read_input_tokens: sum((r) => r.cacheReadTokens),
+    input_tokens: sum((r) => r.input_tokens),
+    output_tokens: sum((r) => r.output_tokens),
+    cache_creation_input_tokens: sum((r) => r.cache_creation_input_tokens),
+    cache_read_input_tokens: sum((r) => r.cache_read_input_tokens),
     cost_usd: usd(cost),
     standard_cost_usd: usd(standard),
     savings_usd: cost === null || standard === null ? null : usd(standard - cost),

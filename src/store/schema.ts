@@ -191,10 +191,13 @@ export interface UsageDaysTable {
   requests: number;
   input_tokens: number;
   output_tokens: number;
-  /** Prompt-cache writes (1-hour ones included) and reads. */
+  /** Input tokens written to the prompt cache (5-minute and 1-hour writes), and read from it. */
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
-  /** Summed over the results whose price was known; null while none was. */
+  /**
+   * At the batch prices, and at the real-time prices: summed over the results whose price was
+   * known; null while none was.
+   */
   cost_usd: number | null;
   standard_cost_usd: number | null;
 }
