@@ -5,7 +5,7 @@ import { storedRequestText } from '../../domain/batch-requests.js';
 import { checkCargoBody, isModelAllowed, providerRequests, routePrices } from '../../domain/cargo-checks.js';
 import { LIMITS } from '../../domain/cargo-request.js';
 import type { Clock } from '../../domain/clock.js';
-import { errors, type FieldError } from '../../domain/errors.js';
+import { ApiError, errors, type FieldError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
 import { jsonMemberText } from '../../domain/json-text.js';
 import type { RoutingTable } from '../../domain/model-routing.js';
@@ -335,8 +335,12 @@ export function registerLoadCargo(app: TypedScope, deps: LoadCargoDeps): void {
       } catch (err) {
         // A retry is answered what its key was first used for, whatever this try was refused for
         // (the first passed every check): only a refused request reads its key, a new one costs
-        // no read (store/idempotency-keys.ts).
-        const first = idempotency ? await answerForKey(deps, auth.projectId, idempotency) : undefined;
+        // no read (store/idempotency-keys.ts). A lookup that fails leaves this refusal standing.
+        const first = idempotency
+          ? await answerForKey(deps, auth.projectId, idempotency).catch((lookup: unknown) => {
+              throw lookup instanceof ApiError ? lookup : err;
+            })
+          : undefined;
         if (first) return first;
         throw err;
       }
