@@ -104,12 +104,13 @@ export async function submitFile(
       progress.update(++settled);
     }
   };
-  try {
-    await Promise.all(Array.from({ length: options.concurrency }, sender));
-  } finally {
-    progress.stop();
-    mapFile.close();
-  }
+  // Every sender ends before the map closes, also when one fails (the input's stream), so no
+  // accepted line is left out of it.
+  const ended = await Promise.allSettled(Array.from({ length: options.concurrency }, sender));
+  progress.stop();
+  mapFile.close();
+  const failed = ended.find((outcome) => outcome.status === 'rejected');
+  if (failed) throw failed.reason;
   if (fatal !== null) {
     // Not a BargeError: a bug or the file, not the service; the summary would mislead.
     if (!(fatal instanceof BargeError)) throw fatal;
@@ -129,8 +130,13 @@ function refuse(summary: BulkSummary, refusal: Refusal, progress: Progress): voi
 class MapAppender {
   private pending = '';
   private scheduled = false;
+  private closed = false;
+  // A process that exits meanwhile (a second Ctrl-C) writes what it accepted first.
+  private readonly onExit = () => this.flush();
 
-  constructor(private readonly fd: number) {}
+  constructor(private readonly fd: number) {
+    process.once('exit', this.onExit);
+  }
 
   append(entry: string): void {
     this.pending += entry;
@@ -141,12 +147,14 @@ class MapAppender {
 
   close(): void {
     this.flush();
+    this.closed = true;
+    process.removeListener('exit', this.onExit);
     closeSync(this.fd);
   }
 
   private flush(): void {
     this.scheduled = false;
-    if (this.pending === '') return;
+    if (this.pending === '' || this.closed) return;
     writeSync(this.fd, this.pending);
     this.pending = '';
   }

@@ -11,7 +11,7 @@ import { jsonMemberText } from '../../domain/json-text.js';
 import type { RoutingTable } from '../../domain/model-routing.js';
 import { Messages, ModelInputSchema, optionalModelSettings } from '../../domain/request-surface.js';
 import { estimateNano, hasBudget } from '../../domain/spend.js';
-import { cargoRowBytes, type NewCargo } from '../../store/cargo/insert.js';
+import { cargoRowBytes, IdempotencyKeyTaken, type NewCargo } from '../../store/cargo/insert.js';
 import type { Database } from '../../store/database.js';
 import { findIdempotentCargo } from '../../store/idempotency-keys.js';
 import { type AuthContext, authOf } from '../auth.js';
@@ -342,6 +342,9 @@ export function registerLoadCargo(app: TypedScope, deps: LoadCargoDeps): void {
             })
           : undefined;
         if (first) return first;
+        // The key's holder did not commit after all (its group failed), or the key expired since:
+        // a retry finds the key free, or its cargo.
+        if (err instanceof IdempotencyKeyTaken) throw errors.serverBusy(1);
         throw err;
       }
     },

@@ -152,6 +152,7 @@ async function selectCandidates(
   const taken = new Map<string, Candidate[]>(projects.map((p) => [p.projectId, []]));
   let open = projects.map((p) => p.projectId);
   let wanted = input.maxRequests;
+  const chosen = new Set<string>();
   while (open.length > 0 && wanted > 0) {
     const share = Math.ceil(wanted / open.length);
     const stillOpen: string[] = [];
@@ -182,13 +183,21 @@ async function selectCandidates(
         .reduce((union, next) => union.unionAll(next), shares[0] as (typeof shares)[0])
         .execute();
       const counts = part.map(() => 0);
+      const fresh = part.map(() => 0);
       for (const row of rows) {
         const place = Number(row.place);
-        (taken.get(part[place] as string) as Candidate[]).push(row);
         counts[place] = (counts[place] as number) + 1;
+        // On PostgreSQL each round reads a new snapshot: a cargo committed meanwhile ahead of the
+        // offset shifts the range, and a row already taken comes again. It is taken once.
+        if (chosen.has(row.id)) continue;
+        chosen.add(row.id);
+        fresh[place] = (fresh[place] as number) + 1;
+        (taken.get(part[place] as string) as Candidate[]).push(row);
+        wanted--;
       }
-      wanted -= rows.length;
-      for (const [place, projectId] of part.entries()) if (counts[place] === share) stillOpen.push(projectId);
+      for (const [place, projectId] of part.entries()) {
+        if (counts[place] === share && (fresh[place] as number) > 0) stillOpen.push(projectId);
+      }
     }
     open = stillOpen;
   }

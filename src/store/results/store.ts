@@ -64,7 +64,13 @@ export async function storeResults(
         if (rows.length > 0) movedTo.set(status, (movedTo.get(status) ?? 0) + rows.length);
       }
     }
-    const stored = results.filter((r) => moved.has(r.cargoId));
+    // Once each: a result a provider answered twice is stored, counted and delivered once.
+    const storing = new Set<string>();
+    const stored = results.filter((r) => {
+      if (!moved.has(r.cargoId) || storing.has(r.cargoId)) return false;
+      storing.add(r.cargoId);
+      return true;
+    });
     for (const part of statementChunks(stored, 15, (r) => (r.response?.length ?? 0) + (r.errorMessage?.length ?? 0))) {
       await tx
         .insertInto('results')
