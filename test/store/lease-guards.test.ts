@@ -22,6 +22,7 @@ import { recordAttempts } from '../../src/store/deliveries/record-attempts.js';
 import { createRedelivery } from '../../src/store/deliveries/redeliver.js';
 import { LeaseLostError } from '../../src/store/leases.js';
 import { type NewResult, storeResults } from '../../src/store/results/store.js';
+import { usageByDay } from '../../src/store/results/usage.js';
 import { leaseAllDue } from '../delivery/webhook-support.js';
 import { createProjectWithKey } from '../helpers/app.js';
 import { backends, type TestDatabase } from '../helpers/backends.js';
@@ -105,6 +106,35 @@ for (const backend of await backends()) {
         .executeTakeFirstOrThrow();
       assert.equal(row.status, 'batched');
       assert.equal((await deliveriesOf(other.cargoId)).length, 0);
+    });
+
+    test('a result answered twice in one collect is stored, counted in usage and delivered once', async () => {
+      const { cargoId, batchId } = await cargoInLeasedBatch('w1', 'https://example.com/hook');
+      const { project_id: projectId } = await db.database.read
+        .selectFrom('cargo')
+        .select('project_id')
+        .where('id', '=', cargoId)
+        .executeTakeFirstOrThrow();
+      const twice: NewResult = {
+        ...result(cargoId, ['webhook']),
+        usage: {
+          inputTokens: 5,
+          outputTokens: 7,
+          cacheCreationTokens: 0,
+          cacheCreation1hTokens: 0,
+          cacheReadTokens: 0,
+          costUsd: null,
+          standardCostUsd: null,
+        },
+      };
+      await storeResults(db.database, { batchId, workerId: 'w1' }, [twice, twice], T0);
+      assert.equal((await deliveriesOf(cargoId)).length, 1);
+      const day = Math.floor(T0 / 86_400_000);
+      const usage = await usageByDay(db.database, projectId, { fromDay: day, toDay: day });
+      assert.deepEqual(
+        usage.map((u) => [u.cargo, u.input_tokens, u.output_tokens]),
+        [[1, 5, 7]],
+      );
     });
 
     /** A stored result with one pending webhook delivery, leased by `workerId`; returns its ids. */
