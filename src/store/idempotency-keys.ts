@@ -1,6 +1,6 @@
 /**
- * Idempotency-Key on POST /cargo/load: what a key was first used for, which keys a group of new
- * cargo finds taken, and their purge after 24 hours.
+ * Idempotency-Key on POST /cargo/load: what a key was first used for, which of a project's keys
+ * are in use, and their purge after 24 hours.
  *
  * A new cargo's key is inserted with it (store/cargo/insert.ts), and the primary key refuses one
  * the project holds already: a new key costs no read. Only a refused write (or a refused request)
@@ -19,76 +19,50 @@ export interface IdempotentCargo {
 }
 
 /**
- * The cargo a project's key made within the last 24 hours, if any. A key older than that is
- * deleted on the way (the purger may not have come by yet), so it can be used afresh; deleting it
- * twice, from two processes, is harmless.
+ * The cargo a project's key made within the last 24 hours, if any (an older key is deleted on the
+ * way, as liveKeys says).
  */
 export async function findIdempotentCargo(
   database: Database,
   input: { projectId: string; key: string; now: number },
 ): Promise<IdempotentCargo | undefined> {
-  const row = await database.read
-    .selectFrom('idempotency_keys')
-    .select(['cargo_id', 'body_sha256', 'created_at'])
-    .where('project_id', '=', input.projectId)
-    .where('key', '=', input.key)
-    .executeTakeFirst();
-  if (!row) return undefined;
-  if (Number(row.created_at) <= input.now - IDEMPOTENCY_KEY_TTL_MS) {
-    await database.write
-      .deleteFrom('idempotency_keys')
-      .where('project_id', '=', input.projectId)
-      .where('key', '=', input.key)
-      .where('created_at', '<=', input.now - IDEMPOTENCY_KEY_TTL_MS)
-      .execute();
-    return undefined;
-  }
-  return { cargoId: row.cargo_id, bodySha256: row.body_sha256 };
+  const [row] = await liveKeys(database, input.projectId, [input.key], input.now);
+  return row && { cargoId: row.cargo_id, bodySha256: row.body_sha256 };
 }
 
 /**
- * Which of these keys each project used within the last 24 hours (as `projectId` and `key` joined
- * by a newline: a key is printable ASCII). Older ones are deleted on the way, so that a write
- * refused by one of them succeeds when tried again.
+ * Which of a project's keys it used within the last 24 hours, with what each made. An older key
+ * is deleted on the way (the purger may not have come by yet), so it can be used afresh, and a
+ * write it refused succeeds when tried again; deleting it twice, from two processes, is harmless.
  */
-export async function takenKeys(
+export async function liveKeys(
   database: Database,
-  keys: { projectId: string; key: string }[],
+  projectId: string,
+  keys: string[],
   now: number,
-): Promise<Set<string>> {
-  const byProject = new Map<string, Set<string>>();
-  for (const { projectId, key } of keys) {
-    const own = byProject.get(projectId);
-    if (own) own.add(key);
-    else byProject.set(projectId, new Set([key]));
-  }
-  const taken = new Set<string>();
-  for (const [projectId, projectKeys] of byProject) {
-    for (const part of chunks([...projectKeys])) {
-      const rows = await database.read
-        .selectFrom('idempotency_keys')
-        .select(['key', 'created_at'])
+): Promise<{ key: string; cargo_id: string; body_sha256: string }[]> {
+  const cutoff = now - IDEMPOTENCY_KEY_TTL_MS;
+  const live: { key: string; cargo_id: string; body_sha256: string }[] = [];
+  for (const part of chunks(keys)) {
+    const rows = await database.read
+      .selectFrom('idempotency_keys')
+      .select(['key', 'cargo_id', 'body_sha256', 'created_at'])
+      .where('project_id', '=', projectId)
+      .where('key', 'in', part)
+      .execute();
+    const expired = rows.filter((r) => Number(r.created_at) <= cutoff).map((r) => r.key);
+    if (expired.length > 0) {
+      await database.write
+        .deleteFrom('idempotency_keys')
         .where('project_id', '=', projectId)
-        .where('key', 'in', part)
+        .where('key', 'in', expired)
+        .where('created_at', '<=', cutoff)
         .execute();
-      const expired = rows.filter((r) => Number(r.created_at) <= now - IDEMPOTENCY_KEY_TTL_MS).map((r) => r.key);
-      if (expired.length > 0) {
-        await database.write
-          .deleteFrom('idempotency_keys')
-          .where('project_id', '=', projectId)
-          .where('key', 'in', expired)
-          .where('created_at', '<=', now - IDEMPOTENCY_KEY_TTL_MS)
-          .execute();
-      }
-      for (const r of rows) {
-        if (Number(r.created_at) > now - IDEMPOTENCY_KEY_TTL_MS) taken.add(keyOf(projectId, r.key));
-      }
     }
+    for (const { created_at, ...row } of rows) if (Number(created_at) > cutoff) live.push(row);
   }
-  return taken;
+  return live;
 }
-
-export const keyOf = (projectId: string, key: string) => `${projectId}\n${key}`;
 
 /** Deletes up to `limit` keys older than 24 hours, oldest first (one index range); how many went. */
 export async function purgeIdempotencyKeys(database: Database, now: number, limit: number): Promise<number> {

@@ -2,7 +2,7 @@
 import type { CompiledQuery, Insertable } from 'kysely';
 import { statementChunks } from '../chunks.js';
 import type { Database } from '../database.js';
-import { keyOf, takenKeys } from '../idempotency-keys.js';
+import { liveKeys } from '../idempotency-keys.js';
 import type { CargoRequestsTable, CargoTable } from '../schema.js';
 
 /** A new cargo: its row, what it was sent with (kept in cargo_requests), and its Idempotency-Key if it came with one. */
@@ -82,19 +82,22 @@ export class IdempotencyKeyTaken extends Error {
  * stays). Both are refused with IdempotencyKeyTaken; the group commits again without them.
  */
 export async function refusedCargo(database: Database, rows: NewCargo[], now: number): Promise<Map<NewCargo, Error>> {
-  const keyed = rows.filter((r) => r.idempotency !== undefined);
+  const keyedByProject = new Map<string, (NewCargo & { idempotency: { key: string } })[]>();
+  for (const row of rows) {
+    if (row.idempotency === undefined) continue;
+    const keyed = row as NewCargo & { idempotency: { key: string } };
+    const own = keyedByProject.get(row.project_id);
+    if (own) own.push(keyed);
+    else keyedByProject.set(row.project_id, [keyed]);
+  }
   const refused = new Map<NewCargo, Error>();
-  if (keyed.length === 0) return refused;
-  const keyOfRow = (r: NewCargo) => keyOf(r.project_id, (r.idempotency as { key: string }).key);
-  const taken = await takenKeys(
-    database,
-    keyed.map((r) => ({ projectId: r.project_id, key: (r.idempotency as { key: string }).key })),
-    now,
-  );
-  for (const r of keyed) {
-    const key = keyOfRow(r);
-    if (taken.has(key)) refused.set(r, new IdempotencyKeyTaken());
-    else taken.add(key);
+  for (const [projectId, keyed] of keyedByProject) {
+    const keys = [...new Set(keyed.map((r) => r.idempotency.key))];
+    const taken = new Set((await liveKeys(database, projectId, keys, now)).map((k) => k.key));
+    for (const row of keyed) {
+      if (taken.has(row.idempotency.key)) refused.set(row, new IdempotencyKeyTaken());
+      else taken.add(row.idempotency.key);
+    }
   }
   return refused;
 }
