@@ -182,22 +182,20 @@ async function selectCandidates(
         .slice(1)
         .reduce((union, next) => union.unionAll(next), shares[0] as (typeof shares)[0])
         .execute();
-      const counts = part.map(() => 0);
-      const fresh = part.map(() => 0);
+      const reads = part.map((projectId) => ({ projectId, rows: 0, fresh: 0 }));
       for (const row of rows) {
-        const place = Number(row.place);
-        counts[place] = (counts[place] as number) + 1;
+        const read = reads[Number(row.place)] as (typeof reads)[number];
+        read.rows++;
         // On PostgreSQL each round reads a new snapshot: a cargo committed meanwhile ahead of the
         // offset shifts the range, and a row already taken comes again. It is taken once.
         if (chosen.has(row.id)) continue;
         chosen.add(row.id);
-        fresh[place] = (fresh[place] as number) + 1;
-        (taken.get(part[place] as string) as Candidate[]).push(row);
+        read.fresh++;
+        (taken.get(read.projectId) as Candidate[]).push(row);
         wanted--;
       }
-      for (const [place, projectId] of part.entries()) {
-        if (counts[place] === share && (fresh[place] as number) > 0) stillOpen.push(projectId);
-      }
+      // A project that filled its share may have more; one that gave nothing new has not.
+      for (const read of reads) if (read.rows === share && read.fresh > 0) stillOpen.push(read.projectId);
     }
     open = stillOpen;
   }
