@@ -22,6 +22,8 @@ export function startProgress(out: Output, label: string, total: number, start =
         format: `${label} [{bar}] {percentage}% | {value}/{total} | {rate}/s | ETA {eta_formatted}`,
         stream: process.stderr,
         etaBuffer: 200,
+        // The whole line fits 80 columns up to 100,000-line files (a longer one is cut at the edge).
+        barsize: 24,
         hideCursor: true,
       },
       Presets.shades_classic,
