@@ -342,6 +342,37 @@ test('a try that gets no answer within timeoutMs fails as unanswered, over fetch
   }
 });
 
+test("a caller's abort ends a try in flight at once, over fetch and over the CLI transport", async () => {
+  const server = createServer(() => {
+    // never answers
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  const agent = new Agent();
+  try {
+    for (const [name, transport] of [
+      ['fetch', undefined],
+      ['undici', undiciTransport(agent)],
+    ] as const) {
+      const barge = new Barge({ baseUrl: `http://127.0.0.1:${port}`, apiKey: 'k', timeoutMs: 30_000, transport });
+      const controller = new AbortController();
+      const stop = new Error('stopped by the caller');
+      setTimeout(() => controller.abort(stop), 200);
+      const started = performance.now();
+      await assert.rejects(barge.result('c_x', { signal: controller.signal }), (err: unknown) => err === stop, name);
+      const took = performance.now() - started;
+      assert.ok(took >= 190 && took < 2000, `${name}: stopped after ${took.toFixed(0)} ms`);
+      // Aborted before it is sent: no try at all.
+      await assert.rejects(barge.result('c_x', { signal: controller.signal }), (err: unknown) => err === stop, name);
+    }
+  } finally {
+    await agent.destroy();
+    server.closeAllConnections();
+    server.close();
+  }
+});
+
 test('the client loads nothing at run time but its own modules (and node:crypto, for verifyWebhook only)', () => {
   const dir = join(ROOT, 'dist/src/client');
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.js'))) {
