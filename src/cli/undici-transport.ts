@@ -52,7 +52,10 @@ class AnswerHandler implements Dispatcher.DispatchHandler {
   onConnect(abort: (err?: Error) => void): void {
     const { signal } = this;
     if (!signal) return;
-    if (signal.aborted) return abort(signal.reason);
+    if (signal.aborted) {
+      abort(signal.reason);
+      return;
+    }
     const onAbort = () => abort(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
     this.stopListening = () => signal.removeEventListener('abort', onAbort);
