@@ -1,5 +1,5 @@
 /** POST /cargo/load: validate, route, check the target and budgets, and commit the cargo durably. */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { type Static, Type } from 'typebox';
 import { storedRequestText } from '../../domain/batch-requests.js';
 import { checkCargoBody, isModelAllowed, providerRequests, routePrices } from '../../domain/cargo-checks.js';
@@ -443,7 +443,7 @@ function idempotencyOf(
 ): { key: string; bodySha256: string } | null {
   if (header === undefined) return null;
   if (typeof header !== 'string' || !IDEMPOTENCY_KEY.test(header)) throw errors.invalidIdempotencyKey();
-  return { key: header, bodySha256: createHash('sha256').update(bodyText).digest('hex') };
+  return { key: header, bodySha256: hash('sha256', bodyText, 'hex') };
 }
 
 /**
