@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { Webhook } from 'standardwebhooks';
 import { Agent } from 'undici';
 import { undiciTransport } from '../../src/cli/undici-transport.js';
-import { Barge, BargeError, verifyWebhook, WebhookVerificationError } from '../../src/client/index.js';
+import { Barge, BargeError, type Transport, verifyWebhook, WebhookVerificationError } from '../../src/client/index.js';
 import { systemClock } from '../../src/domain/clock.js';
 import { rotateWebhookSecret } from '../../src/operations/rotate-webhook-secret.js';
 import { createProjectWithKey } from '../helpers/app.js';
@@ -306,7 +306,10 @@ for (const backend of await backends({ childProcesses: true })) {
   });
 }
 
-test('a try that gets no answer within timeoutMs fails as unanswered, over fetch and over the CLI transport', async () => {
+/** Runs `check` with each transport (fetch, the CLI's undici) against a server that never answers. */
+async function overEachTransport(
+  check: (name: string, options: { baseUrl: string; apiKey: string; transport?: Transport }) => Promise<void>,
+): Promise<void> {
   const server = createServer(() => {
     // never answers
   });
@@ -319,58 +322,42 @@ test('a try that gets no answer within timeoutMs fails as unanswered, over fetch
       ['fetch', undefined],
       ['undici', undiciTransport(agent)],
     ] as const) {
-      const barge = new Barge({
-        baseUrl: `http://127.0.0.1:${port}`,
-        apiKey: 'k',
-        timeoutMs: 300,
-        maxRetries: 0,
-        transport,
-      });
-      const started = performance.now();
-      await assert.rejects(
-        barge.load(prompt('x')),
-        (err: unknown) => err instanceof BargeError && err.status === 0,
-        name,
-      );
-      const took = performance.now() - started;
-      assert.ok(took >= 290 && took < 2000, `${name}: gave up after ${took.toFixed(0)} ms`);
+      await check(name, { baseUrl: `http://127.0.0.1:${port}`, apiKey: 'k', ...(transport ? { transport } : {}) });
     }
   } finally {
     await agent.destroy();
     server.closeAllConnections();
     server.close();
   }
+}
+
+test('a try that gets no answer within timeoutMs fails as unanswered, over fetch and over the CLI transport', async () => {
+  await overEachTransport(async (name, options) => {
+    const barge = new Barge({ ...options, timeoutMs: 300, maxRetries: 0 });
+    const started = performance.now();
+    await assert.rejects(
+      barge.load(prompt('x')),
+      (err: unknown) => err instanceof BargeError && err.status === 0,
+      name,
+    );
+    const took = performance.now() - started;
+    assert.ok(took >= 290 && took < 2000, `${name}: gave up after ${took.toFixed(0)} ms`);
+  });
 });
 
 test("a caller's abort ends a try in flight at once, over fetch and over the CLI transport", async () => {
-  const server = createServer(() => {
-    // never answers
+  await overEachTransport(async (name, options) => {
+    const barge = new Barge({ ...options, timeoutMs: 30_000 });
+    const controller = new AbortController();
+    const stop = new Error('stopped by the caller');
+    setTimeout(() => controller.abort(stop), 200);
+    const started = performance.now();
+    await assert.rejects(barge.result('c_x', { signal: controller.signal }), (err: unknown) => err === stop, name);
+    const took = performance.now() - started;
+    assert.ok(took >= 190 && took < 2000, `${name}: stopped after ${took.toFixed(0)} ms`);
+    // Aborted before it is sent: no try at all.
+    await assert.rejects(barge.result('c_x', { signal: controller.signal }), (err: unknown) => err === stop, name);
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  const agent = new Agent();
-  try {
-    for (const [name, transport] of [
-      ['fetch', undefined],
-      ['undici', undiciTransport(agent)],
-    ] as const) {
-      const barge = new Barge({ baseUrl: `http://127.0.0.1:${port}`, apiKey: 'k', timeoutMs: 30_000, transport });
-      const controller = new AbortController();
-      const stop = new Error('stopped by the caller');
-      setTimeout(() => controller.abort(stop), 200);
-      const started = performance.now();
-      await assert.rejects(barge.result('c_x', { signal: controller.signal }), (err: unknown) => err === stop, name);
-      const took = performance.now() - started;
-      assert.ok(took >= 190 && took < 2000, `${name}: stopped after ${took.toFixed(0)} ms`);
-      // Aborted before it is sent: no try at all.
-      await assert.rejects(barge.result('c_x', { signal: controller.signal }), (err: unknown) => err === stop, name);
-    }
-  } finally {
-    await agent.destroy();
-    server.closeAllConnections();
-    server.close();
-  }
 });
 
 test('the client loads nothing at run time but its own modules (and node:crypto, for verifyWebhook only)', () => {
