@@ -7,7 +7,7 @@
  * The timeout is undici's own (for the headers, then between body chunks): an AbortSignal and a
  * timer for each request cost the CLI about a sixth of its CPU.
  */
-import { STATUS_CODES } from 'node:http';
+import { type IncomingHttpHeaders, STATUS_CODES } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { Transport } from '../client/barge.js';
 
@@ -34,13 +34,12 @@ export function undiciTransport(dispatcher: Dispatcher): Transport {
     });
 }
 
-/** Collects one answer (undici's callback handler): its status, Retry-After and body text. */
+/** Collects one answer (an undici dispatch handler): its status, Retry-After and body text. */
 class AnswerHandler implements Dispatcher.DispatchHandler {
   private status = 0;
   private statusText = '';
   private retryAfter: string | null = null;
   private readonly chunks: Buffer[] = [];
-  private settled = false;
   private stopListening: (() => void) | null = null;
 
   constructor(
@@ -49,36 +48,36 @@ class AnswerHandler implements Dispatcher.DispatchHandler {
     private readonly signal: AbortSignal | undefined,
   ) {}
 
-  onConnect(abort: (err?: Error) => void): void {
+  onRequestStart(controller: Dispatcher.DispatchController): void {
     const { signal } = this;
     if (!signal) return;
     if (signal.aborted) {
-      abort(signal.reason);
+      controller.abort(signal.reason);
       return;
     }
-    const onAbort = () => abort(signal.reason);
+    const onAbort = () => controller.abort(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
     this.stopListening = () => signal.removeEventListener('abort', onAbort);
   }
 
-  onHeaders(statusCode: number, rawHeaders: Buffer[], _resume: () => void, statusText?: string): boolean {
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: IncomingHttpHeaders,
+    statusMessage?: string,
+  ): void {
     this.status = statusCode;
-    this.statusText = statusText || STATUS_CODES[statusCode] || '';
-    for (let i = 0; i < rawHeaders.length; i += 2) {
-      if (rawHeaders[i]?.toString('latin1').toLowerCase() === 'retry-after') {
-        this.retryAfter = rawHeaders[i + 1]?.toString('latin1') ?? null;
-      }
-    }
-    return true;
+    this.statusText = statusMessage || STATUS_CODES[statusCode] || '';
+    const retryAfter = headers['retry-after'];
+    this.retryAfter = typeof retryAfter === 'string' ? retryAfter : null;
   }
 
-  onData(chunk: Buffer): boolean {
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
     this.chunks.push(chunk);
-    return true;
   }
 
-  onComplete(): void {
-    this.settle();
+  onResponseEnd(): void {
+    this.stopListening?.();
     this.resolve({
       status: this.status,
       statusText: this.statusText,
@@ -87,14 +86,8 @@ class AnswerHandler implements Dispatcher.DispatchHandler {
     });
   }
 
-  onError(err: Error): void {
-    this.settle();
-    this.reject(err);
-  }
-
-  private settle(): void {
-    if (this.settled) return;
-    this.settled = true;
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
     this.stopListening?.();
+    this.reject(err);
   }
 }
