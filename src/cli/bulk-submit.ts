@@ -9,7 +9,6 @@
 import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import type { Barge } from '../client/barge.js';
 import { BargeError } from '../client/errors.js';
-import type { LoadRequest } from '../client/types.js';
 import { digestOf, lineKey, mapPathOf, numberedLines, readCargoMap } from './cargo-map.js';
 import type { Output } from './output.js';
 import { type Progress, startProgress } from './progress.js';
@@ -75,16 +74,9 @@ export async function submitFile(
         progress.update(++settled);
         continue;
       }
-      let body: LoadRequest;
       try {
-        body = JSON.parse(text) as LoadRequest;
-      } catch {
-        refuse(summary, { line, status: 0, detail: 'not a JSON object' }, progress);
-        progress.update(++settled);
-        continue;
-      }
-      try {
-        const loaded = await barge.load(body, { idempotencyKey: lineKey(hash, line) });
+        // The line goes as it is: its metadata stays verbatim, and the service refuses what is not JSON.
+        const loaded = await barge.loadText(text, { idempotencyKey: lineKey(hash, line) });
         mapFile.append(`${JSON.stringify({ line, cargo_id: loaded.cargo_id })}\n`);
         summary.submitted++;
       } catch (err) {

@@ -90,7 +90,8 @@ const RETRY_AFTER_MAX_MS = 60_000;
 interface Call {
   method: 'GET' | 'POST';
   path: string;
-  body?: unknown;
+  /** The request body as JSON text. */
+  json?: string;
   headers?: Record<string, string>;
   signal?: AbortSignal;
 }
@@ -116,8 +117,17 @@ export class Barge {
    * so a retry after a lost answer returns the first cargo instead of making a second.
    */
   load(body: LoadRequest, options: { idempotencyKey?: string } = {}): Promise<Loaded> {
+    return this.loadText(JSON.stringify(body), options);
+  }
+
+  /**
+   * `load` of a body that is JSON text already (a line of a JSONL file), sent as it is: its
+   * metadata comes back exactly as written, where a parse and stringify would round numbers past
+   * 2^53 and move integer-like keys first. Text that is not a JSON object is the service's to refuse.
+   */
+  loadText(json: string, options: { idempotencyKey?: string } = {}): Promise<Loaded> {
     const key = options.idempotencyKey ?? globalThis.crypto.randomUUID();
-    return this.call({ method: 'POST', path: '/cargo/load', body, headers: { 'idempotency-key': key } });
+    return this.call({ method: 'POST', path: '/cargo/load', json, headers: { 'idempotency-key': key } });
   }
 
   tracking(cargoId: string): Promise<Tracking> {
@@ -200,14 +210,14 @@ export class Barge {
   private async send(call: Call): Promise<unknown> {
     const headers: Record<string, string> = { accept: 'application/json', ...call.headers };
     if (this.apiKey !== undefined) headers['x-api-key'] = this.apiKey;
-    if (call.body !== undefined) headers['content-type'] = 'application/json';
+    if (call.json !== undefined) headers['content-type'] = 'application/json';
     let response: Awaited<ReturnType<Transport>>;
     try {
       response = await this.transport({
         method: call.method,
         url: `${this.baseUrl}${call.path}`,
         headers,
-        body: call.body === undefined ? undefined : JSON.stringify(call.body),
+        body: call.json,
         timeoutMs: this.timeoutMs,
         ...(call.signal ? { signal: call.signal } : {}),
       });

@@ -129,7 +129,7 @@ for (const backend of await backends({ childProcesses: true })) {
       const plain = await run(['submit', '--file', file, ...args]);
       assert.equal(plain.code, 1);
       assert.match(plain.stderr, /^line 2: .*temperature/m);
-      assert.match(plain.stderr, /^line 4: not a JSON object/m);
+      assert.match(plain.stderr, /^line 4: Request body is not valid JSON/m);
       assert.match(plain.stdout, /^3 submitted, 0 already in .*, 2 refused, of 6 lines$/m);
       assert.deepEqual(
         mapOf(file)

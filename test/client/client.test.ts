@@ -75,6 +75,24 @@ for (const backend of await backends({ childProcesses: true })) {
       assert.equal((await barge.usage({ from: today, to: today })).totals.cargo, 1);
     });
 
+    test('loadText sends JSON text as it is: the metadata comes back with its digits and key order', async () => {
+      const { barge, key } = await client();
+      const metadata = '{"z":1,"2":"two","id":12345678901234567890123}';
+      const text = `{"params":${JSON.stringify(prompt('verbatim').params)},"metadata":${metadata}}`;
+      const { cargo_id } = await barge.loadText(text);
+      await barge.waitForResult(cargo_id, { pollIntervalMs: 100, timeoutMs: 20_000 });
+      // The client's own JSON.parse would round the number: the answer's text is read instead.
+      const raw = await fetch(`${url}/cargo/${cargo_id}/result`, { headers: { 'x-api-key': key } });
+      assert.ok((await raw.text()).includes(`"metadata":${metadata}`));
+
+      await assert.rejects(barge.loadText('{"params": '), (err: unknown) => {
+        assert.ok(err instanceof BargeError);
+        assert.equal(err.status, 400);
+        assert.match(String(err.detail), /not valid JSON/);
+        return true;
+      });
+    });
+
     test('refusals are BargeErrors with status, detail, code and the invalid fields', async () => {
       const { barge } = await client();
       const refused = async (call: Promise<unknown>) => {
