@@ -4,14 +4,15 @@
  * while throughput grows with concurrency instead of being capped at one fsync per request.
  *
  * Up to `maxInFlight` groups commit at once (default 1). With one, rows that arrive while a group
- * commits wait for it and then go together; with more (PostgreSQL, whose connections commit in
+ * commits wait for it and then go together, as soon as it ends; with more (PostgreSQL, whose connections commit in
  * parallel), the next group starts while the last is still in its round trips to the server.
  */
 export class GroupCommitWriter<Row> {
   private queue: { row: Row; bytes: number; resolve: () => void; reject: (err: unknown) => void }[] = [];
   private queuedBytes = 0;
   private readonly flushing = new Set<Promise<void>>();
-  private timer: NodeJS.Timeout | null = null;
+  /** Cancels the wait for the next flush, while one is scheduled. */
+  private cancelWait: (() => void) | null = null;
   private closed = false;
 
   constructor(
@@ -69,8 +70,8 @@ export class GroupCommitWriter<Row> {
   /** Commits what is queued and refuses new rows. */
   async close(): Promise<void> {
     this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    this.cancelWait?.();
+    this.cancelWait = null;
     while (this.flushing.size > 0 || this.queue.length > 0) {
       await (this.queue.length > 0 && this.hasRoom() ? this.flush() : Promise.race(this.flushing));
     }
@@ -80,17 +81,27 @@ export class GroupCommitWriter<Row> {
     return this.flushing.size < (this.options.maxInFlight ?? 1);
   }
 
-  private schedule(): void {
-    if (this.timer || this.queue.length === 0 || !this.hasRoom()) return;
+  /**
+   * Rows that waited out a commit go as soon as this turn's events are handled; the first row after
+   * a quiet spell waits `intervalMs`, so that the requests parsed with it join its group.
+   */
+  private schedule(afterCommit = false): void {
+    if (this.cancelWait || this.queue.length === 0 || !this.hasRoom()) return;
     if (this.full()) {
       void this.flush();
       return;
     }
-    // Waiting a moment lets the requests already parsed in this turn of the event loop join in.
-    this.timer = setTimeout(() => {
-      this.timer = null;
+    const go = () => {
+      this.cancelWait = null;
       void this.flush();
-    }, this.options.intervalMs);
+    };
+    if (afterCommit) {
+      const immediate = setImmediate(go);
+      this.cancelWait = () => clearImmediate(immediate);
+    } else {
+      const timer = setTimeout(go, this.options.intervalMs);
+      this.cancelWait = () => clearTimeout(timer);
+    }
   }
 
   /** Commits the group in one transaction; on failure, `retry` decides what becomes of its rows. */
@@ -135,7 +146,7 @@ export class GroupCommitWriter<Row> {
     this.flushing.add(flushing);
     return flushing.finally(() => {
       this.flushing.delete(flushing);
-      if (!this.closed) this.schedule();
+      if (!this.closed) this.schedule(true);
     });
   }
 }

@@ -24,6 +24,33 @@ test('concurrent writes share one commit, and each resolves only after it', asyn
   await writer.close();
 });
 
+test('rows that arrive during a commit go in the next one as soon as it ends, not intervalMs later', async () => {
+  const started: { rows: number[]; at: number }[] = [];
+  let release = () => {};
+  const writer = new GroupCommitWriter<number>(
+    async (rows) => {
+      started.push({ rows, at: performance.now() });
+      if (started.length === 1) await new Promise<void>((resolve) => (release = resolve));
+    },
+    { intervalMs: 300, maxRows: 100 },
+  );
+  const first = writer.write(1);
+  await new Promise((resolve) => setTimeout(resolve, 350));
+  assert.equal(started.length, 1, 'the first row waits intervalMs for others, then commits');
+  const second = writer.write(2);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const ended = performance.now();
+  release();
+  await Promise.all([first, second]);
+  assert.deepEqual(
+    started.map((s) => s.rows),
+    [[1], [2]],
+  );
+  const waited = (started[1]?.at ?? 0) - ended;
+  assert.ok(waited < 100, `the second group began ${waited.toFixed(0)} ms after the first ended`);
+  await writer.close();
+});
+
 test('groups are capped at maxRows', async () => {
   const sizes: number[] = [];
   const writer = new GroupCommitWriter<number>(
