@@ -4,8 +4,9 @@
  * while throughput grows with concurrency instead of being capped at one fsync per request.
  *
  * Up to `maxInFlight` groups commit at once (default 1). With one, rows that arrive while a group
- * commits wait for it and then go together, as soon as it ends; with more (PostgreSQL, whose connections commit in
- * parallel), the next group starts while the last is still in its round trips to the server.
+ * commits wait for it and then go together, as soon as it ends; with more (PostgreSQL, whose
+ * connections commit in parallel), the next group starts while the last is still in its round
+ * trips to the server.
  */
 export class GroupCommitWriter<Row> {
   private queue: { row: Row; bytes: number; resolve: () => void; reject: (err: unknown) => void }[] = [];
