@@ -26,6 +26,7 @@ import * as compatBatches from './migrations/023_compat_batches.js';
 import * as realtimeRequests from './migrations/024_realtime_requests.js';
 import * as compatCounts from './migrations/025_compat_counts.js';
 import * as usageDays from './migrations/026_usage_days.js';
+import * as cheaperCargoWrites from './migrations/027_cheaper_cargo_writes.js';
 
 interface Migration {
   up(db: Kysely<any>, dialect: Database['dialect']): Promise<void>;
@@ -60,6 +61,7 @@ const MIGRATIONS: [string, Migration][] = [
   ['024_realtime_requests', realtimeRequests],
   ['025_compat_counts', compatCounts],
   ['026_usage_days', usageDays],
+  ['027_cheaper_cargo_writes', cheaperCargoWrites],
 ];
 
 export interface MigrationReport {

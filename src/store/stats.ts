@@ -23,7 +23,7 @@ export async function queueStats(database: Database, now: number): Promise<Queue
       .where('status', '<>', 'ended')
       .groupBy(['provider', 'status'])
       .execute(),
-    // Literal status: SQLite reads the partial index cargo_pending only for a condition it sees.
+    // Literal status: SQLite reads the partial index cargo_pending_by_project only for a condition it sees.
     db
       .selectFrom('cargo')
       .select([

@@ -1,17 +1,21 @@
 /** Upgrading databases that hold data, on every backend: no cargo is lost, rows from before usage get 0 tokens, and usage moves into its per-day rows. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { ManualClock } from '../../src/domain/clock.js';
 import { newId } from '../../src/domain/ids.js';
 import { ALL_CARGO_STATUSES as LIVE_STATUSES } from '../../src/domain/lifecycle.js';
 import { usageReport } from '../../src/operations/usage.js';
 import { findCargoForProject } from '../../src/store/cargo/find-for-project.js';
+import { insertCargo } from '../../src/store/cargo/insert.js';
+import { listCargo } from '../../src/store/cargo/list.js';
+import type { Database } from '../../src/store/database.js';
 import { migrate } from '../../src/store/migrate.js';
 import { usageByDay } from '../../src/store/results/usage.js';
 import { readStorageUsage } from '../../src/store/storage-usage.js';
 import { createProjectWithKey, storedCargo } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
+import { pendingCargoRow } from '../helpers/cargo-rows.js';
 import { testWorker } from '../helpers/pipeline.js';
 
 /**
@@ -300,7 +304,7 @@ for (const backend of await backends()) {
             })
             .execute();
         }
-        assert.deepEqual((await migrate(db.database)).applied, ['026_usage_days']);
+        assert.equal((await migrate(db.database)).applied[0], '026_usage_days');
         const day0 = Math.floor(T0 / DAY);
         const rows = await usageByDay(db.database, projectId, { fromDay: day0, toDay: day0 + 1 });
         assert.deepEqual(rows, [
@@ -345,5 +349,66 @@ for (const backend of await backends()) {
         await db.drop();
       }
     });
+
+    test('cargo keep their rows, keys and lists through migration 027 (one pending index, SQLite rebuilds the table)', async () => {
+      const db = await backend.create({ migrateThrough: '026_usage_days' });
+      try {
+        const { projectId } = await createProjectWithKey(db.database, { now: T0 });
+        const rows = LIVE_STATUSES.map((status, i) =>
+          pendingCargoRow(projectId, {
+            now: T0 + i,
+            status,
+            metadata: `{"n":${i}}`,
+            idempotency: { key: `key-${i}`, bodySha256: 'a'.repeat(64) },
+          }),
+        );
+        await insertCargo(db.database, rows);
+        const all = () => db.database.read.selectFrom('cargo').selectAll().orderBy('id').execute();
+        const before = await all();
+
+        assert.deepEqual((await migrate(db.database)).applied, ['027_cheaper_cargo_writes']);
+        assert.deepEqual(await all(), before);
+        if (db.database.dialect === 'sqlite') {
+          const { rows: broken } = await sql`pragma foreign_key_check`.execute(db.database.read);
+          assert.deepEqual(broken, []);
+        }
+        const names = await cargoIndexes(db.database);
+        assert.ok(!names.includes('cargo_pending'), names.join());
+        for (const name of [
+          'cargo_pending_by_project',
+          'cargo_batch_order',
+          'cargo_by_project',
+          'cargo_by_project_rare_status',
+        ]) {
+          assert.ok(names.includes(name), `${name} in ${names.join()}`);
+        }
+        // Each status is still listed, the rare ones from their index; the keys still name their cargo.
+        for (const [i, status] of LIVE_STATUSES.entries()) {
+          const { cargo } = await listCargo(db.database, projectId, { status, limit: 10 });
+          assert.deepEqual(
+            cargo.map((c) => [c.id, c.metadata]),
+            [[rows[i]?.id, `{"n":${i}}`]],
+          );
+        }
+        const keys = await db.database.read.selectFrom('idempotency_keys').select(['key', 'cargo_id']).execute();
+        assert.equal(keys.length, rows.length);
+        // The CHECK still takes every status and refuses others.
+        await assert.rejects(insertCargo(db.database, [pendingCargoRow(projectId, { status: 'lost' as 'pending' })]));
+      } finally {
+        await db.drop();
+      }
+    });
   });
+}
+
+/** The names of the cargo table's indexes. */
+async function cargoIndexes(database: Database): Promise<string[]> {
+  const query =
+    database.dialect === 'sqlite'
+      ? sql<{ name: string }>`select name from sqlite_master where type = 'index' and tbl_name = 'cargo'`
+      : sql<{
+          name: string;
+        }>`select indexname as name from pg_indexes where tablename = 'cargo' and schemaname = current_schema()`;
+  const { rows } = await query.execute(database.read);
+  return rows.map((r) => r.name);
 }

@@ -5,6 +5,7 @@ import { chunks } from '../chunks.js';
 import type { Database } from '../database.js';
 import { assertBatchLease, type BatchLease, LeaseLostError } from '../leases.js';
 import type { Schema } from '../schema.js';
+import { pendingProjects } from './pending-groups.js';
 
 export interface FormBatchInput {
   batchId: string;
@@ -209,32 +210,6 @@ async function selectCandidates(
     if (turns.length === before) break;
   }
   return turns;
-}
-
-/**
- * The projects with pending cargo in the group, the one whose oldest cargo waited longest first:
- * one seek per project in the cargo_pending_by_project index (a loose index scan), in one
- * recursive statement. `status = 'pending'` is written out: SQLite reads a partial index only
- * for a condition it sees.
- */
-async function pendingProjects(
-  tx: Transaction<Schema>,
-  input: FormBatchInput,
-): Promise<{ projectId: string; oldestAt: number }[]> {
-  const group = sql`c.status = 'pending' and c.provider = ${input.provider} and c.provider_model = ${input.providerModel}`;
-  const { rows } = await sql<{ project_id: string; oldest_at: number | string }>`
-    with recursive projects (project_id) as (
-      select min(c.project_id) from cargo c where ${group}
-      union all
-      select (select min(c.project_id) from cargo c where ${group} and c.project_id > projects.project_id)
-      from projects where projects.project_id is not null
-    )
-    select project_id,
-      (select min(c.created_at) from cargo c where ${group} and c.project_id = projects.project_id) as oldest_at
-    from projects where project_id is not null`.execute(tx);
-  return rows
-    .map((r) => ({ projectId: r.project_id, oldestAt: Number(r.oldest_at) }))
-    .sort((a, b) => a.oldestAt - b.oldestAt || (a.projectId < b.projectId ? -1 : 1));
 }
 
 /** The candidates that fit one batch; null if none do, or the batch must be full and is not. */

@@ -7,13 +7,14 @@ import type { Database } from '../database.js';
 import { metadataOf } from '../metadata.js';
 
 /**
- * The statuses with an index of their own (migration 017's cargo_by_project_rare_status): a list
- * of them reads only their rows, at any depth. Other statuses are common where they are (the newest
- * cargo, or most of them) and are found along cargo_by_project. Spelled as literals in the query:
- * SQLite uses a partial index only for a condition it can see is the index's own.
+ * The statuses with an index of their own (cargo_by_project_rare_status, migrations 017 and 027):
+ * a list of them reads only their rows, at any depth. Other statuses are common where they are (the
+ * newest cargo, or most of them) and are found along cargo_by_project. Spelled as literals in the
+ * query, as the index's condition is on SQLite: SQLite uses a partial index only for a condition
+ * it can see is the index's own. PostgreSQL sees that it implies its `in` list.
  */
 const RARE_STATUSES: readonly CargoStatus[] = ['failed', 'callback_failed', 'canceled'];
-export const RARE_STATUS_CONDITION = sql<boolean>`c.status in ('failed', 'callback_failed', 'canceled')`;
+export const RARE_STATUS_CONDITION = sql<boolean>`(c.status = 'failed' or c.status = 'callback_failed' or c.status = 'canceled')`;
 
 export interface CargoFilter {
   status?: CargoStatus;
