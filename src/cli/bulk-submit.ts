@@ -9,7 +9,7 @@
 import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import type { Barge } from '../client/barge.js';
 import { BargeError } from '../client/errors.js';
-import { digestOf, lineKey, mapPathOf, numberedLines, readCargoMap } from './cargo-map.js';
+import { digestOf, LineReader, lineKey, mapPathOf, readCargoMap } from './cargo-map.js';
 import type { Output } from './output.js';
 import { type Progress, startProgress } from './progress.js';
 
@@ -61,14 +61,14 @@ export async function submitFile(
   const progress = startProgress(options.out, 'submit', lines, done.size);
   let settled = done.size;
   let fatal: unknown = null;
-  const source = numberedLines(file)[Symbol.asyncIterator]();
-  // One reader of the file shared by every sender: `next()` calls are queued by the generator.
+  // One reader of the file shared by every sender.
+  const source = new LineReader(file);
   const sender = async () => {
     for (;;) {
       if (options.signal.aborted || fatal !== null) return;
-      const next = await source.next();
-      if (next.done) return;
-      const { line, text } = next.value;
+      const next = source.next();
+      if (next === null) return;
+      const { line, text } = next;
       if (done.has(line)) continue;
       if (text.trim() === '') {
         progress.update(++settled);
@@ -96,9 +96,10 @@ export async function submitFile(
       progress.update(++settled);
     }
   };
-  // Every sender ends before the map closes, also when one fails (the input's stream), so no
+  // Every sender ends before the map closes, also when one fails (reading the input), so no
   // accepted line is left out of it.
   const ended = await Promise.allSettled(Array.from({ length: options.concurrency }, sender));
+  source.close();
   progress.stop();
   mapFile.close();
   const failed = ended.find((outcome) => outcome.status === 'rejected');

@@ -3,7 +3,7 @@
  * (`<input>.cargo`, one `{"line", "cargo_id"}` a line, appended as each line is accepted).
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync } from 'node:fs';
+import { closeSync, createReadStream, existsSync, openSync, readSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
 export const mapPathOf = (input: string) => `${input}.cargo`;
@@ -46,18 +46,66 @@ export async function readCargoMap(path: string): Promise<Map<number, string>> {
 }
 
 /**
- * The input's lines, numbered from 1, read as a stream with backpressure: a chunk is read only
- * when the lines before it are taken (readline's iterator would buffer a fast file in memory).
+ * How much of the input a LineReader reads at a time. Measured with a bulk submit's own lines (about
+ * 600 bytes): 16 KiB took the fewest instructions a line; 1 MiB took a quarter more.
  */
-export async function* numberedLines(path: string): AsyncGenerator<{ line: number; text: string }> {
-  let line = 0;
-  let rest = '';
-  const decoder = new TextDecoder();
-  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
-    const parts = (rest + decoder.decode(chunk, { stream: true })).split('\n');
-    rest = parts.pop() ?? '';
-    for (const text of parts) yield { line: ++line, text: text.endsWith('\r') ? text.slice(0, -1) : text };
+const CHUNK_BYTES = 16 * 1024;
+
+/**
+ * The input's lines, numbered from 1, read a chunk at a time as they are taken: constant memory
+ * whatever the file's size. Synchronous: a bulk submit's senders take thousands of lines a second,
+ * and an async iterator costs each line a promise and a turn of the microtask queue, where reading
+ * the next chunk of a local file takes microseconds.
+ */
+export class LineReader {
+  private readonly fd: number;
+  private readonly buffer = Buffer.allocUnsafe(CHUNK_BYTES);
+  private readonly decoder = new TextDecoder();
+  private lines: string[] = [];
+  private taken = 0;
+  /** The pieces of a line that chunks cut, joined once the line ends: a long line costs its length, not its length times its chunks. */
+  private cut: string[] = [];
+  private line = 0;
+  private ended = false;
+
+  constructor(path: string) {
+    this.fd = openSync(path, 'r');
   }
-  rest += decoder.decode();
-  if (rest !== '') yield { line: ++line, text: rest };
+
+  /** The next line, or null after the last. */
+  next(): { line: number; text: string } | null {
+    while (this.taken === this.lines.length) {
+      if (this.ended) return null;
+      this.fill();
+    }
+    const text = this.lines[this.taken++] as string;
+    return { line: ++this.line, text: text.endsWith('\r') ? text.slice(0, -1) : text };
+  }
+
+  close(): void {
+    this.ended = true;
+    closeSync(this.fd);
+  }
+
+  private fill(): void {
+    const read = readSync(this.fd, this.buffer, 0, this.buffer.length, null);
+    this.taken = 0;
+    this.lines = [];
+    if (read === 0) {
+      // A last line without a newline counts.
+      const last = this.cut.join('') + this.decoder.decode();
+      if (last !== '') this.lines.push(last);
+      this.ended = true;
+      return;
+    }
+    const text = this.decoder.decode(this.buffer.subarray(0, read), { stream: true });
+    const end = text.lastIndexOf('\n');
+    if (end === -1) {
+      this.cut.push(text);
+      return;
+    }
+    this.cut.push(text.slice(0, end));
+    this.lines = this.cut.join('').split('\n');
+    this.cut = [text.slice(end + 1)];
+  }
 }
