@@ -3,9 +3,13 @@ import { type Kysely, sql } from 'kysely';
 import type { Database } from '../database.js';
 import type { Schema } from '../schema.js';
 
-export interface PendingGroup {
+/** A (provider, model) group: the cargo one batch may hold. */
+export interface Group {
   provider: string;
   providerModel: string;
+}
+
+export interface PendingGroup extends Group {
   oldestAt: number;
 }
 
@@ -36,7 +40,7 @@ export async function pendingGroups(database: Database): Promise<PendingGroup[]>
 async function nextGroup(
   database: Database,
   after: { provider: string; modelAfter: string } | { providerAfter: string } | null,
-): Promise<Omit<PendingGroup, 'oldestAt'> | null> {
+): Promise<Group | null> {
   // Literal status: SQLite reads a partial index only for a condition it sees.
   let query = database.read
     .selectFrom('cargo')
@@ -58,10 +62,7 @@ async function nextGroup(
  * recursive statement. `status = 'pending'` is written out, as above. `db` is the reading
  * connection, or the transaction of a batch being formed.
  */
-export async function pendingProjects(
-  db: Kysely<Schema>,
-  group: Omit<PendingGroup, 'oldestAt'>,
-): Promise<PendingProject[]> {
+export async function pendingProjects(db: Kysely<Schema>, group: Group): Promise<PendingProject[]> {
   const where = sql`c.status = 'pending' and c.provider = ${group.provider} and c.provider_model = ${group.providerModel}`;
   const { rows } = await sql<{ project_id: string; oldest_at: number | string }>`
     with recursive projects (project_id) as (

@@ -14,7 +14,10 @@ import { metadataOf } from '../metadata.js';
  * it can see is the index's own. PostgreSQL sees that it implies its `in` list.
  */
 const RARE_STATUSES: readonly CargoStatus[] = ['failed', 'callback_failed', 'canceled'];
-export const RARE_STATUS_CONDITION = sql<boolean>`(c.status = 'failed' or c.status = 'callback_failed' or c.status = 'canceled')`;
+export const RARE_STATUS_CONDITION = sql<boolean>`(${sql.join(
+  RARE_STATUSES.map((status) => sql`c.status = ${sql.lit(status)}`),
+  sql` or `,
+)})`;
 
 export interface CargoFilter {
   status?: CargoStatus;
