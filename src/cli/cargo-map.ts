@@ -55,17 +55,19 @@ const CHUNK_BYTES = 16 * 1024;
  * The input's lines, numbered from 1, read a chunk at a time as they are taken: constant memory
  * whatever the file's size. Synchronous: a bulk submit's senders take thousands of lines a second,
  * and an async iterator costs each line a promise and a turn of the microtask queue, where reading
- * the next chunk of a local file takes microseconds.
+ * the next chunk of a local file takes microseconds. Lines are cut on the newline byte, which is
+ * never part of another UTF-8 character, so each run of whole lines is decoded at once by
+ * Buffer#toString (a TextDecoder in streaming mode took a twentieth of the CLI's instructions).
  */
 export class LineReader {
   private readonly fd: number;
   private readonly buffer = Buffer.allocUnsafe(CHUNK_BYTES);
-  private readonly decoder = new TextDecoder();
   private lines: string[] = [];
   private taken = 0;
-  /** The pieces of a line that chunks cut, joined once the line ends: a long line costs its length, not its length times its chunks. */
-  private cut: string[] = [];
+  /** The bytes of a line that chunks cut, joined once the line ends: a long line costs its length, not its length times its chunks. */
+  private cut: Buffer[] = [];
   private line = 0;
+  private started = false;
   private ended = false;
 
   constructor(path: string) {
@@ -93,19 +95,25 @@ export class LineReader {
     this.lines = [];
     if (read === 0) {
       // A last line without a newline counts.
-      const last = this.cut.join('') + this.decoder.decode();
+      const last = Buffer.concat(this.cut).toString('utf8');
       if (last !== '') this.lines.push(last);
       this.ended = true;
       return;
     }
-    const text = this.decoder.decode(this.buffer.subarray(0, read), { stream: true });
-    const end = text.lastIndexOf('\n');
+    let chunk = this.buffer.subarray(0, read);
+    if (!this.started) {
+      this.started = true;
+      // A byte order mark is not part of the first line (as a TextDecoder drops it).
+      if (chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) chunk = chunk.subarray(3);
+    }
+    const end = chunk.lastIndexOf(0x0a);
     if (end === -1) {
-      this.cut.push(text);
+      // The buffer is read into again: what stays is copied.
+      this.cut.push(Buffer.from(chunk));
       return;
     }
-    this.cut.push(text.slice(0, end));
-    this.lines = this.cut.join('').split('\n');
-    this.cut = [text.slice(end + 1)];
+    const whole = this.cut.length === 0 ? chunk.subarray(0, end) : Buffer.concat([...this.cut, chunk.subarray(0, end)]);
+    this.lines = whole.toString('utf8').split('\n');
+    this.cut = [Buffer.from(chunk.subarray(end + 1))];
   }
 }

@@ -14,15 +14,24 @@ import type { Transport } from '../client/barge.js';
 type Answer = Awaited<ReturnType<Transport>>;
 
 export function undiciTransport(dispatcher: Dispatcher): Transport {
+  // A bulk submit sends one URL thousands of times: it is parsed once.
+  let last = { url: '', origin: '', path: '' };
+  const parts = (url: string) => {
+    if (url !== last.url) {
+      const { origin, pathname, search } = new URL(url);
+      last = { url, origin, path: `${pathname}${search}` };
+    }
+    return last;
+  };
   return ({ method, url, headers, body, timeoutMs, signal }) =>
     new Promise<Answer>((resolve, reject) => {
       signal?.throwIfAborted();
-      const { origin, pathname, search } = new URL(url);
+      const { origin, path } = parts(url);
       const handler = new AnswerHandler(resolve, reject, signal);
       dispatcher.dispatch(
         {
           origin,
-          path: `${pathname}${search}`,
+          path,
           method,
           headers,
           body: body ?? null,

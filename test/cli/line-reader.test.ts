@@ -1,7 +1,7 @@
 /**
  * The bulk submit's reader of its input (src/cli/cargo-map.ts LineReader): every line, numbered
  * from 1, whatever the chunks cut: a character of several bytes, a CRLF, a line many chunks long,
- * a last line without a newline.
+ * a last line without a newline, a byte order mark, bytes that are not UTF-8.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -39,6 +39,14 @@ test('CRLF line ends, and a last line without one', () => {
     { line: 2, text: '{"b":2}' },
     { line: 3, text: '{"c":3}' },
   ]);
+});
+
+test('a byte order mark is not part of the first line; bytes that are not UTF-8 read as U+FFFD', () => {
+  assert.deepEqual(readAll(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"a":1}\n{"b":2}\n')])), [
+    { line: 1, text: '{"a":1}' },
+    { line: 2, text: '{"b":2}' },
+  ]);
+  assert.deepEqual(readAll(Buffer.from([0x7b, 0xff, 0x7d, 0x0a])), [{ line: 1, text: '{\ufffd}' }]);
 });
 
 test('an empty file has no lines; a lone newline is one empty line', () => {
