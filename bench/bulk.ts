@@ -27,8 +27,8 @@ import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { nodeFlagsOf } from '../test/helpers/serve.js';
-import { submissionBody } from './lib/cargo.js';
-import { installCleanup, makeTempDir, runMain } from './lib/lifecycle.js';
+import { METADATA, submissionBody } from './lib/cargo.js';
+import { installCleanup, makeTempDir, removeTempDir, runMain } from './lib/lifecycle.js';
 import { bounded } from './lib/options.js';
 import { bargeEnv, ROOT, startServe, stopChild, track } from './lib/processes.js';
 import { goal, machineLine } from './lib/report.js';
@@ -167,12 +167,14 @@ async function bulkRound(options: Options): Promise<Round> {
       env,
     );
 
-  // Other content, so other Idempotency-Keys: the timed run finds none of its lines stored.
+  // The same request with other metadata, so other Idempotency-Keys: the timed run finds none of
+  // its lines stored.
   const files: string[] = [];
   if (options.warmupLines > 0) {
     const warmup = join(dir, 'warmup.jsonl');
-    const line = JSON.stringify({ ...JSON.parse(submissionBody(null)), metadata: { warmup: true } });
+    const line = JSON.stringify({ ...JSON.parse(submissionBody(null)), metadata: { ...METADATA, queue: 'warmup' } });
     writeFileSync(warmup, `${line}\n`.repeat(options.warmupLines));
+    process.stderr.write(`barge submit --file of ${options.warmupLines} lines to warm the service ...\n`);
     await submit(warmup);
     files.push(warmup);
   }
@@ -195,6 +197,8 @@ async function bulkRound(options: Options): Promise<Round> {
   const sqlite = new Database(dbPath, { readonly: true });
   const stored = (sqlite.prepare('select id from cargo').all() as { id: string }[]).map((r) => r.id);
   sqlite.close();
+  // Each round writes its own 90 MB: it goes with the round.
+  removeTempDir(dir);
   const lines = options.lines + options.warmupLines;
   if (stored.length !== lines || mapped.size !== lines || !stored.every((id) => mapped.has(id))) {
     throw new Error(
