@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { closeSync, createReadStream, existsSync, openSync, readSync } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { LineSplitter } from '../domain/line-splitter.js';
 
 export const mapPathOf = (input: string) => `${input}.cargo`;
 
@@ -55,19 +56,15 @@ const CHUNK_BYTES = 16 * 1024;
  * The input's lines, numbered from 1, read a chunk at a time as they are taken: constant memory
  * whatever the file's size. Synchronous: a bulk submit's senders take thousands of lines a second,
  * and an async iterator costs each line a promise and a turn of the microtask queue, where reading
- * the next chunk of a local file takes microseconds. Lines are cut on the newline byte, which is
- * never part of another UTF-8 character, so each run of whole lines is decoded at once by
- * Buffer#toString (a TextDecoder in streaming mode took a twentieth of the CLI's instructions).
+ * the next chunk of a local file takes microseconds.
  */
 export class LineReader {
   private readonly fd: number;
   private readonly buffer = Buffer.allocUnsafe(CHUNK_BYTES);
+  private readonly splitter = new LineSplitter();
   private lines: string[] = [];
   private taken = 0;
-  /** The bytes of a line that chunks cut, joined once the line ends: a long line costs its length, not its length times its chunks. */
-  private cut: Buffer[] = [];
   private line = 0;
-  private started = false;
   private ended = false;
 
   constructor(path: string) {
@@ -92,28 +89,13 @@ export class LineReader {
   private fill(): void {
     const read = readSync(this.fd, this.buffer, 0, this.buffer.length, null);
     this.taken = 0;
-    this.lines = [];
-    if (read === 0) {
-      // A last line without a newline counts.
-      const last = Buffer.concat(this.cut).toString('utf8');
-      if (last !== '') this.lines.push(last);
-      this.ended = true;
+    if (read > 0) {
+      this.lines = this.splitter.push(this.buffer.subarray(0, read));
       return;
     }
-    let chunk = this.buffer.subarray(0, read);
-    if (!this.started) {
-      this.started = true;
-      // A byte order mark is not part of the first line (as a TextDecoder drops it).
-      if (chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) chunk = chunk.subarray(3);
-    }
-    const end = chunk.lastIndexOf(0x0a);
-    if (end === -1) {
-      // The buffer is read into again: what stays is copied.
-      this.cut.push(Buffer.from(chunk));
-      return;
-    }
-    const whole = this.cut.length === 0 ? chunk.subarray(0, end) : Buffer.concat([...this.cut, chunk.subarray(0, end)]);
-    this.lines = whole.toString('utf8').split('\n');
-    this.cut = [Buffer.from(chunk.subarray(end + 1))];
+    // A last line without a newline counts.
+    const last = this.splitter.end();
+    this.lines = last === null ? [] : [last];
+    this.ended = true;
   }
 }
