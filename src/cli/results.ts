@@ -8,6 +8,7 @@ import { createWriteStream } from 'node:fs';
 import type { Command } from 'commander';
 import type { Barge } from '../client/barge.js';
 import type { CargoResult } from '../client/types.js';
+import { jsonMemberText } from '../domain/json-text.js';
 import { digestOf, mapPathOf, readCargoMap } from './cargo-map.js';
 import { EXIT, missingCargo, parsePositive, runClient, withClientOptions } from './client-context.js';
 import { print } from './output.js';
@@ -40,10 +41,8 @@ export function registerResultsCommand(program: Command): void {
           for (let written = 1; written <= lines; written++) {
             while (next <= lines && window.length < opts.concurrency) window.push(wait(next++));
             const entry = await (window.shift() as Promise<ResultLine>);
-            if (entry.cargo_id === null) counts.not_submitted++;
-            else if (entry.success) counts.succeeded++;
-            else counts.failed++;
-            if (!output.write(`${JSON.stringify(entry)}\n`)) await once(output, 'drain');
+            counts[entry.outcome]++;
+            if (!output.write(`${entry.text}\n`)) await once(output, 'drain');
             progress.update(written);
           }
         } finally {
@@ -61,33 +60,33 @@ export function registerResultsCommand(program: Command): void {
   );
 }
 
-/** One line of the results file. */
+/** One line of the results file, as JSON text, and what became of its cargo. */
 interface ResultLine {
-  line: number;
-  cargo_id: string | null;
-  success: boolean;
-  response: CargoResult['response'];
-  error_message: string | null;
-  metadata: CargoResult['metadata'];
+  text: string;
+  outcome: 'succeeded' | 'failed' | 'not_submitted';
 }
 
 /** A line's result; a cargo with none to wait for (not found, past its retention) is a failed line. */
 async function resultLine(barge: Barge, line: number, cargoId: string | null): Promise<ResultLine> {
   const failed = (cargo_id: string | null, error_message: string): ResultLine => ({
-    line,
-    cargo_id,
-    success: false,
-    response: null,
-    error_message,
-    metadata: null,
+    text: JSON.stringify({ line, cargo_id, success: false, response: null, error_message, metadata: null }),
+    outcome: cargo_id === null ? 'not_submitted' : 'failed',
   });
   if (cargoId === null) return failed(null, NOT_SUBMITTED);
+  let result: string;
   try {
-    const { success, response, error_message, metadata } = await barge.waitForResult(cargoId);
-    return { line, cargo_id: cargoId, success, response, error_message, metadata };
+    result = await barge.waitForResultText(cargoId);
   } catch (err) {
     const missing = missingCargo(err);
     if (missing === null) throw err;
     return failed(cargoId, missing.error_message);
   }
+  const { success } = JSON.parse(result) as CargoResult;
+  // The members as the service sent them, not parsed and written again: the metadata keeps every
+  // digit of a number past 2^53 and its key order.
+  const member = (name: keyof CargoResult) => jsonMemberText(result, name) ?? 'null';
+  return {
+    text: `{"line":${line},"cargo_id":${JSON.stringify(cargoId)},"success":${success === true},"response":${member('response')},"error_message":${member('error_message')},"metadata":${member('metadata')}}`,
+    outcome: success === true ? 'succeeded' : 'failed',
+  };
 }

@@ -136,11 +136,19 @@ export class Barge {
 
   /** The stored result; a BargeError with code `result_not_ready` (409) before there is one. */
   result(cargoId: string, options: { signal?: AbortSignal } = {}): Promise<CargoResult> {
-    return this.call({ method: 'GET', path: `/cargo/${encodeURIComponent(cargoId)}/result`, signal: options.signal });
+    return this.call({ method: 'GET', path: resultPath(cargoId), signal: options.signal });
   }
 
   /** Polls the result, with growing pauses (or the server's Retry-After), until there is one. */
   async waitForResult(cargoId: string, options: WaitOptions = {}): Promise<CargoResult> {
+    return parseJson(await this.waitForResultText(cargoId, options)) as CargoResult;
+  }
+
+  /**
+   * `waitForResult`, answering the result as the JSON text the service sent: its metadata exactly
+   * as it was submitted, where a parse would round numbers past 2^53 and move integer-like keys first.
+   */
+  async waitForResultText(cargoId: string, options: WaitOptions = {}): Promise<string> {
     const signals = [
       options.signal,
       options.timeoutMs === undefined ? undefined : AbortSignal.timeout(options.timeoutMs),
@@ -150,7 +158,7 @@ export class Barge {
     for (;;) {
       signal.throwIfAborted();
       try {
-        return await this.result(cargoId, { signal });
+        return await this.callText({ method: 'GET', path: resultPath(cargoId), signal });
       } catch (err) {
         if (!(err instanceof BargeError) || err.code !== 'result_not_ready') throw err;
         await sleep(err.retryAfterMs ?? pause, signal);
@@ -188,12 +196,17 @@ export class Barge {
     return this.call({ method: 'GET', path: `/usage${queryString(query)}` });
   }
 
-  /** One request with its retries: 429, 5xx and no answer are tried again, up to maxRetries times. */
+  /** One request with its retries, its answer parsed. */
   private async call<T>(call: Call): Promise<T> {
+    return parseJson(await this.callText(call)) as T;
+  }
+
+  /** One request with its retries, its answer's text: 429, 5xx and no answer are tried again, up to maxRetries times. */
+  private async callText(call: Call): Promise<string> {
     for (let attempt = 0; ; attempt++) {
       let error: BargeError;
       try {
-        return (await this.send(call)) as T;
+        return await this.send(call);
       } catch (err) {
         if (!(err instanceof BargeError)) throw err;
         error = err;
@@ -207,7 +220,8 @@ export class Barge {
     }
   }
 
-  private async send(call: Call): Promise<unknown> {
+  /** One try: the answer's text when it is a 2xx, else a BargeError. */
+  private async send(call: Call): Promise<string> {
     const headers: Record<string, string> = { accept: 'application/json', ...call.headers };
     if (this.apiKey !== undefined) headers['x-api-key'] = this.apiKey;
     if (call.json !== undefined) headers['content-type'] = 'application/json';
@@ -227,9 +241,8 @@ export class Barge {
       throw new BargeError(0, `${this.baseUrl} did not answer: ${causeText(err)}`, { cause: err });
     }
     const { text } = response;
-    const body = parseJson(text);
-    if (response.status >= 200 && response.status < 300) return body;
-    const { detail, errors } = (body ?? {}) as { detail?: unknown; errors?: FieldError[] };
+    if (response.status >= 200 && response.status < 300) return text;
+    const { detail, errors } = (parseJson(text) ?? {}) as { detail?: unknown; errors?: FieldError[] };
     throw new BargeError(response.status, detail ?? (text || response.statusText), {
       errors: errors ?? [],
       retryAfterMs: retryAfterMs(response.retryAfter),
@@ -245,6 +258,8 @@ function retryAfterMs(value: string | null): number | null {
   const date = Date.parse(value);
   return Number.isNaN(date) ? null : Math.max(0, date - Date.now());
 }
+
+const resultPath = (cargoId: string) => `/cargo/${encodeURIComponent(cargoId)}/result`;
 
 function parseJson(text: string): unknown {
   try {

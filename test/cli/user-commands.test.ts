@@ -158,6 +158,30 @@ for (const backend of await backends({ childProcesses: true })) {
       );
     });
 
+    test('results keep each metadata as it was written: a number past 2^53, integer-like keys after others', async () => {
+      const { args } = await project();
+      const file = join(dir, 'verbatim.jsonl');
+      const metadata = '{"b":1,"2":"two","id":12345678901234567890,"f":1.50}';
+      const line = (content: string) =>
+        `{"params":{"model":"svc-mock","max_tokens":20,"messages":[{"role":"user","content":"${content}"}]},"metadata":${metadata}}`;
+      writeFileSync(file, `${line('hello')}\n${line('svc-mock:fail')}\n`);
+      const submitted = await run(['submit', '--file', file, ...args]);
+      assert.equal(submitted.code, 0, submitted.stderr);
+
+      const out = join(dir, 'verbatim-results.jsonl');
+      const results = await run(['results', '--file', file, '--out', out, ...args]);
+      assert.equal(results.code, 1, 'one cargo failed');
+      const [ok, failed] = readFileSync(out, 'utf8').trim().split('\n') as [string, string];
+      assert.ok(ok.endsWith(`,"metadata":${metadata}}`), ok);
+      assert.ok(failed.endsWith(`,"metadata":${metadata}}`), failed);
+      const [okEntry, failedEntry] = [JSON.parse(ok), JSON.parse(failed)];
+      assert.deepEqual(Object.keys(okEntry), ['line', 'cargo_id', 'success', 'response', 'error_message', 'metadata']);
+      assert.deepEqual([okEntry.line, okEntry.success, okEntry.error_message], [1, true, null]);
+      assert.match(okEntry.response.content[0].text, /hello/);
+      assert.deepEqual([failedEntry.line, failedEntry.success, failedEntry.response], [2, false, null]);
+      assert.match(failedEntry.error_message, /svc-mock was asked to fail/);
+    });
+
     test('submit one prompt, from the command line or standard input, and wait for it', async () => {
       const { args } = await project();
       const id = await run(['submit', '--model', 'svc-mock', 'Say hello to the river.', ...args]);
