@@ -8,7 +8,7 @@ import { createWriteStream } from 'node:fs';
 import type { Command } from 'commander';
 import type { Barge } from '../client/barge.js';
 import type { CargoResult } from '../client/types.js';
-import { jsonMemberText } from '../domain/json-text.js';
+import { jsonMembersText } from '../domain/json-text.js';
 import { digestOf, mapPathOf, readCargoMap } from './cargo-map.js';
 import { EXIT, missingCargo, parsePositive, runClient, withClientOptions } from './client-context.js';
 import { print } from './output.js';
@@ -84,7 +84,8 @@ async function resultLine(barge: Barge, line: number, cargoId: string | null): P
   const { success } = JSON.parse(result) as CargoResult;
   // The members as the service sent them, not parsed and written again: the metadata keeps every
   // digit of a number past 2^53 and its key order.
-  const member = (name: keyof CargoResult) => jsonMemberText(result, name) ?? 'null';
+  const members = jsonMembersText(result, ['response', 'error_message', 'metadata']);
+  const member = (name: string) => members.get(name) ?? 'null';
   return {
     text: `{"line":${line},"cargo_id":${JSON.stringify(cargoId)},"success":${success === true},"response":${member('response')},"error_message":${member('error_message')},"metadata":${member('metadata')}}`,
     outcome: success === true ? 'succeeded' : 'failed',

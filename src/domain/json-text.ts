@@ -1,5 +1,5 @@
 /**
- * Reads one member of a JSON object straight from its text. Metadata is echoed verbatim (interface
+ * Reads members of a JSON object straight from its text. Metadata is echoed verbatim (interface
  * document 2.3), and a parse/stringify round trip is not verbatim: it moves integer-like keys
  * ("2", "10") before the others and rounds numbers past 2^53 (a 64-bit id in metadata would come
  * back changed).
@@ -14,21 +14,38 @@ const WHITESPACE = new Set([' ', '\t', '\n', '\r']);
  * repeated member wins. Undefined when the top level is not an object or has no such member.
  */
 export function jsonMemberText(json: string, name: string): string | undefined {
+  let span: [number, number] | undefined;
+  eachMember(json, (key, start, end) => {
+    if (key === name) span = [start, end];
+  });
+  return span && withoutWhitespace(json.slice(...span));
+}
+
+/** jsonMemberText of several members, in one pass over `json`: those it has, by name. */
+export function jsonMembersText(json: string, names: readonly string[]): Map<string, string> {
+  const spans = new Map<string, [number, number]>();
+  eachMember(json, (key, start, end) => {
+    if (names.includes(key)) spans.set(key, [start, end]);
+  });
+  const texts = new Map<string, string>();
+  for (const [key, span] of spans) texts.set(key, withoutWhitespace(json.slice(...span)));
+  return texts;
+}
+
+/** Each member of the top-level object, in order: its key, and where its value's text starts and ends. */
+function eachMember(json: string, visit: (key: string, start: number, end: number) => void): void {
   // A leading byte-order mark is accepted by the body parser, so skip it here too.
   let i = skipWhitespace(json, json.charCodeAt(0) === 0xfeff ? 1 : 0);
-  if (json[i] !== '{') return undefined;
+  if (json[i] !== '{') return;
   i = skipWhitespace(json, i + 1);
-  let found: string | undefined;
   while (json[i] === '"') {
     const keyEnd = endOfString(json, i);
-    const key = JSON.parse(json.slice(i, keyEnd)) as string;
-    const valueStart = skipWhitespace(json, skipWhitespace(json, keyEnd) + 1);
-    const valueEnd = endOfValue(json, valueStart);
-    if (key === name) found = withoutWhitespace(json.slice(valueStart, valueEnd));
-    i = skipWhitespace(json, valueEnd);
+    const start = skipWhitespace(json, skipWhitespace(json, keyEnd) + 1);
+    const end = endOfValue(json, start);
+    visit(JSON.parse(json.slice(i, keyEnd)) as string, start, end);
+    i = skipWhitespace(json, end);
     if (json[i] === ',') i = skipWhitespace(json, i + 1);
   }
-  return found;
 }
 
 function skipWhitespace(json: string, i: number): number {

@@ -1,7 +1,7 @@
-/** Reading one member of a JSON object from its text, exactly as written (jsonMemberText). */
+/** Reading members of a JSON object from its text, exactly as written (jsonMemberText, jsonMembersText). */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { jsonMemberText } from '../../src/domain/json-text.js';
+import { jsonMembersText, jsonMemberText } from '../../src/domain/json-text.js';
 
 describe('jsonMemberText', () => {
   test('returns the member as written: key order, integer-like keys, number literals, unicode, escapes', () => {
@@ -51,5 +51,19 @@ describe('jsonMemberText', () => {
   test('handles deep nesting without recursion', () => {
     const deep = `${'['.repeat(200_000)}${']'.repeat(200_000)}`;
     assert.equal(jsonMemberText(`{"metadata":{"d":${deep}},"x":1}`, 'x'), '1');
+  });
+});
+
+describe('jsonMembersText', () => {
+  test('several members in one pass, each as written; those missing are left out; the last of a repeated one wins', () => {
+    const body = '{"success":true,"response":{"n":12345678901234567890},"metadata":{"2":1,"b": 2},"metadata":{"b":3}}';
+    assert.deepEqual(
+      jsonMembersText(body, ['response', 'metadata', 'error_message']),
+      new Map([
+        ['response', '{"n":12345678901234567890}'],
+        ['metadata', '{"b":3}'],
+      ]),
+    );
+    assert.deepEqual(jsonMembersText('[1]', ['response']), new Map());
   });
 });
