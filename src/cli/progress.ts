@@ -35,13 +35,21 @@ export function startProgress(out: Output, label: string, total: number, start =
         bar.update(done, { rate: ((done - start) / Math.max(0.001, (Date.now() - began) / 1000)).toFixed(0) });
       },
       log: (text) => bars.log(`${text}\n`),
-      stop: () => bars.stop(),
+      stop: () => {
+        // The bar writes logged lines at its next redraw, and stopping writes none: a run shorter
+        // than a redraw interval would end without them. One last redraw writes them first.
+        bars.update();
+        bars.stop();
+      },
     };
   }
   let last = 0;
   let current = start;
+  /** The count the last line showed: the last line at stop is not written twice. */
+  let shown = -1;
   const began = Date.now();
   const line = () => {
+    shown = current;
     const rate = (current - start) / Math.max(0.001, (Date.now() - began) / 1000);
     process.stderr.write(`${label}: ${current}/${total} (${rate.toFixed(0)}/s)\n`);
   };
@@ -54,6 +62,8 @@ export function startProgress(out: Output, label: string, total: number, start =
       }
     },
     log: (text) => process.stderr.write(`${text}\n`),
-    stop: line,
+    stop: () => {
+      if (current !== shown) line();
+    },
   };
 }

@@ -158,6 +158,28 @@ for (const backend of await backends({ childProcesses: true })) {
       );
     });
 
+    test('a person sees every refused line: above the bar on a terminal, however short the run; piped, the last count once', async () => {
+      const { args } = await project();
+      const file = join(dir, 'terminal.jsonl');
+      writeFileSync(file, [requestLine(1), 'not json', requestLine(3)].join('\n'));
+      // A terminal: `script` runs the command on a pseudo-terminal and copies what it shows.
+      const command = [process.execPath, ...nodeFlagsOf(BARGE_BIN), BARGE_BIN, 'submit', '--file', file, ...args];
+      const terminal = spawnSync('script', ['-qec', command.join(' '), '/dev/null'], {
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      assert.equal(terminal.status, 1, terminal.stdout);
+      assert.match(terminal.stdout, /line 2: Request body is not valid JSON/);
+      assert.match(terminal.stdout, /submit \[█+\] 100% \| 3\/3 \| \d+\/s \| ETA 0s/);
+      assert.match(terminal.stdout, /2 submitted, 0 already in .*, 1 refused, of 3 lines/);
+
+      // Piped, and run again: only the refused line is left; its count is written once.
+      const again = await run(['submit', '--file', file, ...args]);
+      assert.equal(again.code, 1);
+      assert.match(again.stderr, /^line 2: Request body is not valid JSON/m);
+      assert.deepEqual(again.stderr.match(/^submit: .*$/gm)?.length, 1, again.stderr);
+    });
+
     test('results keep each metadata as it was written: a number past 2^53, integer-like keys after others', async () => {
       const { args } = await project();
       const file = join(dir, 'verbatim.jsonl');
