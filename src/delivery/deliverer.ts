@@ -168,12 +168,17 @@ export class Deliverer {
     while (this.running.size > 0) await Promise.all(this.running);
   }
 
-  /** Due deliveries with their concurrency keys, and those no channel of this process runs. */
+  /**
+   * Due deliveries with their concurrency keys, and those no channel of this process runs. One this
+   * worker still holds, its lease lapsed (a renewal came late on a loaded machine), is not due
+   * here: it is not attempted twice at once, and the next renewal takes its lease back.
+   */
   private async candidates(now: number, limit: number, skipProjects?: readonly string[]) {
     const rows = await findDueDeliveries(this.deps.database, { now, limit, skipProjects });
     const defer: { id: string; until: number }[] = [];
     const keyed = await Promise.all(
       rows.map(async (row: DeliveryCandidate): Promise<SlotCandidate | null> => {
+        if (this.leases.holds(row.id)) return null;
         const channel = this.deps.channels.get(row.channel);
         if (!channel) {
           defer.push({ id: row.id, until: now + NO_CHANNEL_DEFER_MS });

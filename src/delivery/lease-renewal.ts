@@ -33,6 +33,11 @@ export class LeaseRenewal {
     }
   }
 
+  /** This worker leased the delivery and has not recorded it or given it back. */
+  holds(id: string): boolean {
+    return this.held.has(id);
+  }
+
   /** The delivery is recorded or given back: its lease needs no renewal. */
   release(ids: readonly string[]): void {
     for (const id of ids) this.held.delete(id);

@@ -3,17 +3,21 @@
  * restarts and lapsed leases, and a secret rotation.
  */
 import assert from 'node:assert/strict';
+import type { ServerResponse } from 'node:http';
 import { describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
+import type { DeliveryWorker } from '../../src/delivery/worker.js';
 import { ManualClock } from '../../src/domain/clock.js';
 import { DEFAULT_RETRY_DELAYS_MS } from '../../src/domain/retry-schedule.js';
+import type { Loop } from '../../src/loop.js';
+import type { PipelineWorker } from '../../src/pipeline/worker.js';
 import type { Service } from '../../src/service.js';
 import { rotateWebhookSecret } from '../../src/store/admin/projects.js';
 import { createProjectWithKey, mockBody } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { harness } from '../helpers/harness.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { freePort } from '../helpers/wait.js';
+import { freePort, waitFor } from '../helpers/wait.js';
 import { WEBHOOK_PAYLOAD_KEYS } from '../helpers/wire-keys.js';
 import {
   assertNoSecret,
@@ -429,6 +433,58 @@ for (const backend of await backends()) {
         assert.equal(await cargoStatus(h.db.database, id), 'callback_delivered');
         assertSignedPosts(receiver.received, webhookSecret);
       } finally {
+        await receiver.close();
+      }
+    });
+
+    test('a worker whose own lease lapsed mid-attempt (a late renewal) does not attempt the delivery again meanwhile', async () => {
+      const answers: ServerResponse[] = [];
+      const receiver = await startReceiver((_r, _i, res) => answers.push(res));
+      const { worker } = await h.worker({ latencyMs: 0 });
+      const delivery = worker.delivery as DeliveryWorker;
+      try {
+        const { key } = await createProjectWithKey(h.db.database);
+        const id = await load(h.app, key, 'a long attempt', { callback_url: `${receiver.url}/h` });
+        clock.advance(500);
+        while (await (worker.pipeline as PipelineWorker).runOnce());
+        delivery.start();
+        await waitFor(
+          'the first attempt',
+          () => receiver.received.length,
+          (n) => n === 1,
+          { timeoutMs: 10_000 },
+        );
+
+        // The lease (60 s) lapses on this clock; its renewal (every 20 s of real time) has not run.
+        clock.advance(60_001);
+        const [deliveries] = delivery.loops as [Loop];
+        const steps = deliveries.snapshot().steps;
+        delivery.wake();
+        await waitFor(
+          'the deliverer to look again',
+          () => deliveries.snapshot().steps,
+          (n) => n >= steps + 3,
+          {
+            timeoutMs: 10_000,
+          },
+        );
+        assert.equal(receiver.received.length, 1, 'a second attempt started while the first was in flight');
+
+        answers[0]?.writeHead(200).end();
+        await waitFor(
+          'the delivery recorded',
+          () => cargoStatus(h.db.database, id),
+          (s) => s === 'callback_delivered',
+          {
+            timeoutMs: 10_000,
+          },
+        );
+        assert.deepEqual(
+          (await attemptsOfCargo(h.db.database, id)).map((a) => [a.attempt, a.status_code]),
+          [[1, 200]],
+        );
+      } finally {
+        await worker.close();
         await receiver.close();
       }
     });

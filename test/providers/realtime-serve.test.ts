@@ -8,14 +8,14 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 import { createProjectWithKey } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
 import { runBarge } from '../helpers/cli.js';
 import { serveHarness } from '../helpers/harness.js';
 import { realtimeBody, realtimeCatalogText, SERVED_MODEL } from '../helpers/realtime.js';
 import { type RealtimeEmulator, startRealtimeEmulator } from '../helpers/realtime-emulator.js';
-import { loadOverHttp } from '../helpers/serve.js';
+import { type BargeProcess, loadOverHttp } from '../helpers/serve.js';
 import { freePort, waitFor } from '../helpers/wait.js';
 
 const KEY = 'sk-gpu-one-serve';
@@ -44,6 +44,18 @@ for (const backend of await backends({ childProcesses: true })) {
       emu = await startRealtimeEmulator({ apiKey: KEY, models: [SERVED_MODEL] });
     });
     after(() => emu?.close());
+    // The children a test started are stopped when it ends, passed or failed: a failure's workers
+    // would otherwise hold leases and take requests in the next test.
+    const running: BargeProcess[] = [];
+    const serve = async (role: 'all' | 'api' | 'worker', env: Record<string, string>) => {
+      const started = await h.serve(role, env);
+      running.push(started.child);
+      return started;
+    };
+    afterEach(async () => {
+      emu.setLatency(0);
+      for (const child of running.splice(0)) if (child.alive) await child.stop('SIGKILL');
+    });
     const envFor = (maxConcurrency: number, timeoutMs = 5_000) => ({
       BARGE_MODELS_FILE: catalogFile(
         realtimeCatalogText({ baseUrl: emu.baseURL, maxConcurrency, timeoutMs, apiKeyEnv: 'GPU1_KEY' }),
@@ -58,11 +70,13 @@ for (const backend of await backends({ childProcesses: true })) {
       const env = envFor(3);
       // `all` is the API and a worker; PostgreSQL gets a second worker process.
       const [{ url, child: api }, ...started] = await Promise.all([
-        h.serve('all', env),
-        ...Array.from({ length: workers - 1 }, () => h.serve('worker', env)),
+        serve('all', env),
+        ...Array.from({ length: workers - 1 }, () => serve('worker', env)),
       ]);
       const { key } = await createProjectWithKey(h.db.database);
-      emu.setLatency(120);
+      // 12 rounds of 250 ms: a worker that did not submit a batch finds its requests within a
+      // second (the runner's recheck), so every process takes part even on a loaded machine.
+      emu.setLatency(250);
       emu.resetMeter();
       const ids: string[] = [];
       for (let i = 0; i < 36; i++) ids.push(await loadOverHttp(url as string, key, realtimeBody(`meter ${i}`)));
@@ -86,7 +100,6 @@ for (const backend of await backends({ childProcesses: true })) {
         { timeoutMs: 30_000, intervalMs: 200 },
       );
       await sampling;
-      emu.setLatency(0);
       assert.ok(done.every((r) => r.body?.success === true));
       assert.equal(emu.maxInFlight, 3, 'the endpoint saw exactly max_concurrency at once at most');
       assert.equal(holders.size, workers, `leases held by ${[...holders].join(', ')}`);
@@ -96,7 +109,7 @@ for (const backend of await backends({ childProcesses: true })) {
 
     test('a worker stopped with SIGTERM mid-batch finishes what it sent and gives back the rest: none sent twice', async () => {
       const env = { ...envFor(4, 2_000), BARGE_LEASE_MS: '2000' };
-      const [{ url, child: api }, first] = await Promise.all([h.serve('api', env), h.serve('worker', env)]);
+      const [{ url, child: api }, first] = await Promise.all([serve('api', env), serve('worker', env)]);
       const { key } = await createProjectWithKey(h.db.database);
       emu.setLatency(300);
       const texts = Array.from({ length: 20 }, (_, i) => `term ${i}`);
@@ -121,14 +134,13 @@ for (const backend of await backends({ childProcesses: true })) {
         .execute();
       const slots = await read.selectFrom('realtime_slots').select('slot').where('locked_by', 'is not', null).execute();
       assert.deepEqual([leased, slots], [[], []]);
-      await h.serve('worker', env);
+      await serve('worker', env);
       const done = await waitFor(
         'every cargo answered after the restart',
         () => results(url as string, key, ids),
         (all) => all.every((r) => r.status === 200),
         { timeoutMs: 30_000, intervalMs: 200 },
       );
-      emu.setLatency(0);
       assert.ok(done.every((r) => r.body?.success === true));
       assert.deepEqual(
         texts.filter((t) => emu.tries(t) !== 1),
@@ -142,7 +154,7 @@ for (const backend of await backends({ childProcesses: true })) {
       // timeout 400 ms: a request's lease is 800 ms, and a batch's 2 s, so the restarted worker
       // takes the lost work over soon.
       const env = { ...envFor(4, 400), BARGE_LEASE_MS: '2000' };
-      const [{ url, child: api }, first] = await Promise.all([h.serve('api', env), h.serve('worker', env)]);
+      const [{ url, child: api }, first] = await Promise.all([serve('api', env), serve('worker', env)]);
       const { key } = await createProjectWithKey(h.db.database);
       emu.setLatency(150);
       const texts = Array.from({ length: 30 }, (_, i) => `crash ${i}`);
@@ -155,14 +167,13 @@ for (const backend of await backends({ childProcesses: true })) {
         { timeoutMs: 20_000, intervalMs: 10 },
       );
       await first.child.stop('SIGKILL');
-      await h.serve('worker', env);
+      await serve('worker', env);
       const done = await waitFor(
         'every cargo answered after the restart',
         () => results(url as string, key, ids),
         (all) => all.every((r) => r.status === 200),
         { timeoutMs: 30_000, intervalMs: 200 },
       );
-      emu.setLatency(0);
       done.forEach((r, i) => {
         assert.equal(r.body?.success, true, JSON.stringify(r.body));
         assert.deepEqual(r.body?.response.content, [{ type: 'text', text: `echo: ${texts[i]}` }]);
