@@ -39,7 +39,9 @@ for (const backend of await backends({ childProcesses: true })) {
     /**
      * Waits for 6 POSTs and their 6 recorded attempts, then holds retries `from` on to their due
      * time, the previous attempt's recorded start plus its delay: never started before it, arrived
-     * within a second after.
+     * within a second after it, or after the previous attempt ended if that was later (the first
+     * attempt of a process just started can take longer than a 200 ms delay to reach the
+     * receiver, which answers at once).
      */
     const assertRetriesOnTime = async (
       cargoId: string,
@@ -63,7 +65,7 @@ for (const backend of await backends({ childProcesses: true })) {
       for (let i = from; i < at.length; i++) {
         const due = (started[i - 1] as number) + (delays[i - 1] as number);
         const early = due - (started[i] as number);
-        const late = (at[i] as number) - due;
+        const late = (at[i] as number) - Math.max(due, at[i - 1] as number);
         assert.ok(early <= 0, `retry ${i} started ${early} ms before it was due: ${JSON.stringify(started)}`);
         assert.ok(late < 1000, `retry ${i} came ${late} ms after it was due: ${JSON.stringify({ started, at })}`);
       }
@@ -98,8 +100,10 @@ for (const backend of await backends({ childProcesses: true })) {
     test('a retry due while the process was down starts within 1 s of the restart', async () => {
       const receiver = await startReceiver((_r, _i, res) => res.writeHead(500).end('no'));
       // A longer gap after the second attempt, so the process is killed between attempts (an
-      // attempt cut off mid-flight waits for its lease instead: that is not what this tests).
-      const delays = [200, 1500, 200, 200, 200];
+      // attempt cut off mid-flight waits for its lease instead: that is not what this tests); and
+      // after the third, the first the new process makes: on a loaded machine a process just
+      // started takes a second or two over its first writes, and the warm timing is the first test's.
+      const delays = [200, 1500, 1500, 200, 200];
       let first = await serve(delays);
       try {
         const { key } = await createProjectWithKey(h.db.database);
