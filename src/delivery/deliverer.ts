@@ -171,14 +171,16 @@ export class Deliverer {
   /**
    * Due deliveries with their concurrency keys, and those no channel of this process runs. One this
    * worker still holds, its lease lapsed (a renewal came late on a loaded machine), is not due
-   * here: it is not attempted twice at once, and the next renewal takes its lease back.
+   * here: it is not attempted twice at once, and its lease is renewed now, so that it is not found
+   * due again at every step until the timer's renewal.
    */
   private async candidates(now: number, limit: number, skipProjects?: readonly string[]) {
-    const rows = await findDueDeliveries(this.deps.database, { now, limit, skipProjects });
+    const found = await findDueDeliveries(this.deps.database, { now, limit, skipProjects });
+    const rows = found.filter((row) => !this.leases.holds(row.id));
+    if (rows.length < found.length) await this.leases.renew();
     const defer: { id: string; until: number }[] = [];
     const keyed = await Promise.all(
       rows.map(async (row: DeliveryCandidate): Promise<SlotCandidate | null> => {
-        if (this.leases.holds(row.id)) return null;
         const channel = this.deps.channels.get(row.channel);
         if (!channel) {
           defer.push({ id: row.id, until: now + NO_CHANNEL_DEFER_MS });
@@ -187,7 +189,7 @@ export class Deliverer {
         return { id: row.id, projectId: row.projectId, key: `${channel.name}:${await channel.concurrencyKey(row)}` };
       }),
     );
-    return { rows: rows.length, candidates: keyed.filter((c) => c !== null), defer };
+    return { rows: found.length, candidates: keyed.filter((c) => c !== null), defer };
   }
 
   private track(work: Promise<void>): void {

@@ -28,7 +28,7 @@ export class LeaseRenewal {
   hold(ids: readonly string[]): void {
     for (const id of ids) this.held.add(id);
     if (this.timer === null && this.held.size > 0) {
-      this.timer = setInterval(() => this.renew(), Math.max(1, Math.floor(this.deps.leaseMs / 3)));
+      this.timer = setInterval(() => void this.renew(), Math.max(1, Math.floor(this.deps.leaseMs / 3)));
       this.timer.unref();
     }
   }
@@ -56,8 +56,10 @@ export class LeaseRenewal {
     this.timer = null;
   }
 
-  private renew(): void {
-    if (this.renewing !== null || this.held.size === 0) return;
+  /** Extends every lease held now (the timer's work; also at once, for a lease that lapsed). */
+  renew(): Promise<void> {
+    if (this.renewing !== null) return this.renewing;
+    if (this.held.size === 0) return Promise.resolve();
     const { database, clock, workerId, leaseMs, log } = this.deps;
     this.renewing = extendDeliveryLeases(database, workerId, [...this.held], clock.now() + leaseMs)
       // An outage is reported once by the store; the next renewal tries again.
@@ -67,5 +69,6 @@ export class LeaseRenewal {
       .finally(() => {
         this.renewing = null;
       });
+    return this.renewing;
   }
 }

@@ -469,6 +469,16 @@ for (const backend of await backends()) {
           },
         );
         assert.equal(receiver.received.length, 1, 'a second attempt started while the first was in flight');
+        // The lease is taken back at once, so the delivery is not found due at every step meanwhile.
+        const lease = await h.db.database.read
+          .selectFrom('deliveries')
+          .select(['locked_by', 'locked_until'])
+          .where('cargo_id', '=', id)
+          .executeTakeFirstOrThrow();
+        assert.ok(
+          Number(lease.locked_until) > clock.now(),
+          `the lapsed lease was not renewed: ${JSON.stringify(lease)}`,
+        );
 
         answers[0]?.writeHead(200).end();
         await waitFor(
