@@ -63,14 +63,17 @@ export function missingCargo(err: unknown): { status: string; error_message: str
   return { status: err.status === 404 ? 'not_found' : 'expired', error_message: err.message };
 }
 
-/** Runs a user command; its failure sets the exit code it stands for. A body may set exitCode itself. */
+/**
+ * Runs a user command over `agent`'s connections; its failure sets the exit code it stands for. A
+ * body may set exitCode itself.
+ */
 export async function runClient(
   command: Command,
   opts: ClientOptions,
   body: (deps: ClientCommandDeps) => Promise<void>,
+  agent: Agent = new Agent(),
 ): Promise<void> {
   const out: Output = { json: opts.json === true };
-  const agent = new Agent();
   try {
     const transport = undiciTransport(agent);
     await body({ barge: new Barge({ baseUrl: checkedUrl(opts.url), apiKey: checkedKey(opts.key), transport }), out });

@@ -6,9 +6,11 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { PIPELINING } from '../../src/cli/undici-transport.js';
 import { Barge } from '../../src/client/index.js';
 import { createProjectWithKey } from '../helpers/app.js';
 import { backends } from '../helpers/backends.js';
@@ -332,6 +334,48 @@ for (const backend of await backends({ childProcesses: true })) {
       assert.match(written[1]?.error_message ?? '', /404/);
     });
 
+    test('a bulk submit pipelines 8 requests to a connection, and a connection cut with answers owed loses and doubles no line', async () => {
+      const { key, args } = await project();
+      const target = new URL(args[args.indexOf('--url') + 1] as string);
+      const proxy = await cuttingProxy(target);
+      try {
+        const lines = 400;
+        const file = join(dir, 'pipelined.jsonl');
+        writeFileSync(file, `${Array.from({ length: lines }, (_, i) => requestLine(i + 1)).join('\n')}\n`);
+        const run16 = await run([
+          'submit',
+          '--file',
+          file,
+          '--concurrency',
+          '16',
+          '--json',
+          '--url',
+          proxy.url,
+          '--key',
+          key,
+        ]);
+        assert.equal(run16.code, 0, run16.stderr);
+        const summary = JSON.parse(run16.stdout) as { submitted: number; refused: unknown[] };
+        assert.equal(summary.submitted, lines);
+        assert.deepEqual(summary.refused, []);
+        assert.ok(proxy.mostOpen() <= 16 / PIPELINING, `${proxy.mostOpen()} connections open at once`);
+        assert.ok(
+          proxy.owedAtCut() > 1,
+          `${proxy.owedAtCut()} requests sent on the cut connection before its first answer`,
+        );
+
+        const map = mapOf(file);
+        assert.equal(map.length, lines);
+        const listed = new Set<string>();
+        for await (const cargo of new Barge({ baseUrl: target.origin, apiKey: key }).list({ limit: 1000 }))
+          listed.add(cargo.cargo_id);
+        assert.equal(listed.size, lines, 'the service holds exactly one cargo per line');
+        assert.deepEqual(new Set(map.map((e) => e.cargo_id)), listed);
+      } finally {
+        await proxy.close();
+      }
+    });
+
     test('a bulk submit with a refused key, or no service, stops at once, says what was done, and how to go on', async () => {
       const { args } = await project();
       const file = join(dir, 'wrong-key.jsonl');
@@ -352,4 +396,56 @@ for (const backend of await backends({ childProcesses: true })) {
       assert.match(unreachable.stdout, /^Stopped: run the same command again/m);
     });
   });
+}
+
+/**
+ * A TCP proxy in front of `target` that counts the connections open at once and cuts the first one
+ * when the service's first answer on it arrives (not passed on): the client is then owed every
+ * request it had sent there, whatever the service made of them.
+ */
+async function cuttingProxy(target: URL) {
+  let open = 0;
+  let mostOpen = 0;
+  let accepted = 0;
+  let owedAtCut = 0;
+  const server = createServer((client) => {
+    const first = ++accepted === 1;
+    open++;
+    mostOpen = Math.max(mostOpen, open);
+    let counted = false;
+    const closed = () => {
+      if (!counted) open--;
+      counted = true;
+    };
+    const upstream = connect(Number(target.port), target.hostname);
+    client.on('error', () => {});
+    upstream.on('error', () => {});
+    client.once('close', () => {
+      closed();
+      upstream.destroy();
+    });
+    upstream.once('close', () => client.destroy());
+    let sent = '';
+    client.on('data', (chunk: Buffer) => {
+      if (first) sent += chunk.toString('latin1');
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk: Buffer) => {
+      if (first && owedAtCut === 0) {
+        owedAtCut = sent.split('POST /cargo/load ').length - 1;
+        closed();
+        client.destroy();
+        upstream.destroy();
+        return;
+      }
+      client.write(chunk);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    mostOpen: () => mostOpen,
+    owedAtCut: () => owedAtCut,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
