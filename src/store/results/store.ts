@@ -1,13 +1,13 @@
 /** Storing results: the result rows, their usage, their deliveries and the cargo's move, under the batch's lease. */
-import { type Insertable, sql, type Transaction } from 'kysely';
+import { type Generated, type Insertable, sql, type Transaction } from 'kysely';
 import { DAY_MS } from '../../domain/clock.js';
 import { type CargoStatus, movableFrom } from '../../domain/lifecycle.js';
 import type { Usage } from '../../domain/usage.js';
-import { chunks, statementChunks } from '../chunks.js';
+import { chunks, RowsInsert, statementChunks } from '../chunks.js';
 import type { Database } from '../database.js';
 import { type DeliveryRequest, insertDeliveries } from '../deliveries/create.js';
 import { assertBatchLease, type BatchLease } from '../leases.js';
-import type { DeliveryChannelName, Schema, UsageDaysTable } from '../schema.js';
+import type { DeliveryChannelName, ResultsTable, Schema, UsageDaysTable } from '../schema.js';
 
 export interface NewResult {
   cargoId: string;
@@ -71,30 +71,13 @@ export async function storeResults(
       storing.add(r.cargoId);
       return true;
     });
-    for (const part of statementChunks(stored, 15, (r) => (r.response?.length ?? 0) + (r.errorMessage?.length ?? 0))) {
-      await tx
-        .insertInto('results')
-        .values(
-          part.map((r) => ({
-            cargo_id: r.cargoId,
-            success: r.success ? 1 : 0,
-            response: r.response,
-            error_message: r.errorMessage,
-            created_at: now,
-            expires_at: now + r.resultTtlSeconds * 1000,
-            purged_at: null,
-            project_id: moved.get(r.cargoId)?.project_id ?? null,
-            input_tokens: r.usage?.inputTokens ?? 0,
-            output_tokens: r.usage?.outputTokens ?? 0,
-            cache_creation_input_tokens: r.usage?.cacheCreationTokens ?? 0,
-            cache_creation_1h_input_tokens: r.usage?.cacheCreation1hTokens ?? 0,
-            cache_read_input_tokens: r.usage?.cacheReadTokens ?? 0,
-            cost_usd: r.usage?.costUsd ?? null,
-            standard_cost_usd: r.usage?.standardCostUsd ?? null,
-          })),
-        )
-        .onConflict((oc) => oc.column('cargo_id').doNothing())
-        .execute();
+    const insert = RESULTS_INSERT[database.dialect];
+    for (const part of statementChunks(
+      stored,
+      RESULT_COLUMNS.length,
+      (r) => (r.response?.length ?? 0) + (r.errorMessage?.length ?? 0),
+    )) {
+      await tx.executeQuery(insert.compile(part.map((r) => resultValues(r, moved, now))));
     }
     await insertDeliveries(tx, deliveriesFor(stored), now);
     const records = stored.filter((r) => r.isRecords).map((r) => r.cargoId);
@@ -108,6 +91,56 @@ export async function storeResults(
 }
 
 type Moved = { id: string; project_id: string; model: string; request_count: number };
+
+const RESULT_COLUMNS = [
+  'cargo_id',
+  'success',
+  'response',
+  'error_message',
+  'created_at',
+  'expires_at',
+  'purged_at',
+  'project_id',
+  'input_tokens',
+  'output_tokens',
+  'cache_creation_input_tokens',
+  'cache_creation_1h_input_tokens',
+  'cache_read_input_tokens',
+  'cost_usd',
+  'standard_cost_usd',
+] as const satisfies readonly (keyof ResultsTable)[];
+// Every column of the table is written (a new one must be added above).
+const _everyColumn: Exclude<keyof ResultsTable, (typeof RESULT_COLUMNS)[number]> extends never ? true : never = true;
+
+/** The results insert: a result stored again (a re-run after a crash) is left as it is. */
+const RESULTS_INSERT = {
+  sqlite: new RowsInsert('sqlite', 'results', RESULT_COLUMNS, 'on conflict ("cargo_id") do nothing'),
+  postgres: new RowsInsert('postgres', 'results', RESULT_COLUMNS, 'on conflict ("cargo_id") do nothing'),
+};
+
+/** A result's row, its values in RESULT_COLUMNS' order. */
+function resultValues(r: NewResult, moved: Map<string, Moved>, now: number): unknown[] {
+  const row: {
+    [C in (typeof RESULT_COLUMNS)[number]]: ResultsTable[C] extends Generated<infer T> ? T : ResultsTable[C];
+  } = {
+    cargo_id: r.cargoId,
+    success: r.success ? 1 : 0,
+    response: r.response,
+    error_message: r.errorMessage,
+    created_at: now,
+    expires_at: now + r.resultTtlSeconds * 1000,
+    purged_at: null,
+    project_id: moved.get(r.cargoId)?.project_id ?? null,
+    input_tokens: r.usage?.inputTokens ?? 0,
+    output_tokens: r.usage?.outputTokens ?? 0,
+    cache_creation_input_tokens: r.usage?.cacheCreationTokens ?? 0,
+    cache_creation_1h_input_tokens: r.usage?.cacheCreation1hTokens ?? 0,
+    cache_read_input_tokens: r.usage?.cacheReadTokens ?? 0,
+    cost_usd: r.usage?.costUsd ?? null,
+    standard_cost_usd: r.usage?.standardCostUsd ?? null,
+  };
+  return RESULT_COLUMNS.map((column) => row[column]);
+}
 
 /** The results' usage, one row per project and model (all are stored on one day), in key order. */
 function usageRows(stored: NewResult[], moved: Map<string, Moved>, now: number): Insertable<UsageDaysTable>[] {
