@@ -66,39 +66,38 @@ export async function deleteInChunks(
 }
 
 /**
- * A multi-row insert of `columns` (each row's values in that order) into `table`, with `tail`
- * after its values (an ON CONFLICT clause), compiled without Kysely's builder: the builder makes
- * and visits a node per value, about 1 ms for an insert of 400 rows of 15 columns on the event
- * loop, a twentieth of a drain's (bench/RESULTS.md). The text is the one Kysely writes; each row's
- * placeholders are made once.
+ * A multi-row insert of `columns` into `table`, with `tail` after its values (an ON CONFLICT
+ * clause), compiled without Kysely's builder: the builder makes and visits a node per value, about
+ * 1 ms for an insert of 400 rows of 15 columns on the event loop, a twentieth of a drain's
+ * (bench/RESULTS.md). The text is the one Kysely writes; each row's placeholders are made once.
  */
-export class RowsInsert {
+export class RowsInsert<Column extends string> {
   private readonly head: string;
   private readonly tail: string;
   /** Each row's placeholders, `(?, ?, …)` or `($16, $17, …)`, made as far as a statement needed. */
-  private readonly rowTexts: string[] = [];
+  private readonly rowTexts: Record<Dialect, string[]> = { sqlite: [], postgres: [] };
 
   constructor(
-    private readonly dialect: Dialect,
     table: keyof Schema,
-    private readonly columns: readonly string[],
+    private readonly columns: readonly Column[],
     tail: string,
   ) {
     this.head = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) values `;
     this.tail = ` ${tail}`;
   }
 
-  compile(rows: readonly (readonly unknown[])[]): CompiledQuery {
+  compile(dialect: Dialect, rows: readonly Record<Column, unknown>[]): CompiledQuery {
     const parameters: unknown[] = [];
-    for (const row of rows) for (const value of row) parameters.push(value);
-    while (this.rowTexts.length < rows.length) this.rowTexts.push(this.rowText(this.rowTexts.length));
-    return CompiledQuery.raw(`${this.head}${this.rowTexts.slice(0, rows.length).join(', ')}${this.tail}`, parameters);
+    for (const row of rows) for (const column of this.columns) parameters.push(row[column]);
+    const texts = this.rowTexts[dialect];
+    while (texts.length < rows.length) texts.push(this.rowText(dialect, texts.length));
+    return CompiledQuery.raw(`${this.head}${texts.slice(0, rows.length).join(', ')}${this.tail}`, parameters);
   }
 
-  private rowText(row: number): string {
+  private rowText(dialect: Dialect, row: number): string {
     const width = this.columns.length;
     const values: string[] = [];
-    for (let c = 0; c < width; c++) values.push(this.dialect === 'postgres' ? `$${row * width + c + 1}` : '?');
+    for (let c = 0; c < width; c++) values.push(dialect === 'postgres' ? `$${row * width + c + 1}` : '?');
     return `(${values.join(', ')})`;
   }
 }

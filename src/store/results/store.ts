@@ -71,13 +71,17 @@ export async function storeResults(
       storing.add(r.cargoId);
       return true;
     });
-    const insert = RESULTS_INSERT[database.dialect];
     for (const part of statementChunks(
       stored,
       RESULT_COLUMNS.length,
       (r) => (r.response?.length ?? 0) + (r.errorMessage?.length ?? 0),
     )) {
-      await tx.executeQuery(insert.compile(part.map((r) => resultValues(r, moved, now))));
+      await tx.executeQuery(
+        RESULTS_INSERT.compile(
+          database.dialect,
+          part.map((r) => resultRow(r, moved, now)),
+        ),
+      );
     }
     await insertDeliveries(tx, deliveriesFor(stored), now);
     const records = stored.filter((r) => r.isRecords).map((r) => r.cargoId);
@@ -113,16 +117,15 @@ const RESULT_COLUMNS = [
 const _everyColumn: Exclude<keyof ResultsTable, (typeof RESULT_COLUMNS)[number]> extends never ? true : never = true;
 
 /** The results insert: a result stored again (a re-run after a crash) is left as it is. */
-const RESULTS_INSERT = {
-  sqlite: new RowsInsert('sqlite', 'results', RESULT_COLUMNS, 'on conflict ("cargo_id") do nothing'),
-  postgres: new RowsInsert('postgres', 'results', RESULT_COLUMNS, 'on conflict ("cargo_id") do nothing'),
-};
+const RESULTS_INSERT = new RowsInsert('results', RESULT_COLUMNS, 'on conflict ("cargo_id") do nothing');
 
-/** A result's row, its values in RESULT_COLUMNS' order. */
-function resultValues(r: NewResult, moved: Map<string, Moved>, now: number): unknown[] {
-  const row: {
-    [C in (typeof RESULT_COLUMNS)[number]]: ResultsTable[C] extends Generated<infer T> ? T : ResultsTable[C];
-  } = {
+/** A result's row: every column of the table. */
+function resultRow(
+  r: NewResult,
+  moved: Map<string, Moved>,
+  now: number,
+): { [C in keyof ResultsTable]: ResultsTable[C] extends Generated<infer T> ? T : ResultsTable[C] } {
+  return {
     cargo_id: r.cargoId,
     success: r.success ? 1 : 0,
     response: r.response,
@@ -139,7 +142,6 @@ function resultValues(r: NewResult, moved: Map<string, Moved>, now: number): unk
     cost_usd: r.usage?.costUsd ?? null,
     standard_cost_usd: r.usage?.standardCostUsd ?? null,
   };
-  return RESULT_COLUMNS.map((column) => row[column]);
 }
 
 /** The results' usage, one row per project and model (all are stored on one day), in key order. */
