@@ -234,14 +234,19 @@ async function seed(database: Database, callbackUrl: string, n: number, mode: Mo
       .execute();
     for (let i = 0; i < rows.length; i += 2000) {
       const results = rows.slice(i, i + 2000).map((row) => ({
-        cargoId: row.id,
+        cargo: {
+          id: row.id,
+          projectId,
+          model: row.model,
+          isRecords: false,
+          requestCount: 1,
+          resultTtlSeconds: row.result_ttl_seconds as number,
+          channels: ['webhook' as const],
+        },
         success: true,
         response,
         errorMessage: null,
-        resultTtlSeconds: row.result_ttl_seconds as number,
-        isRecords: false,
         nextStatus: 'callback_pending' as const,
-        channels: ['webhook' as const],
       }));
       await storeResults(database, lease, results, Date.now());
     }

@@ -239,14 +239,11 @@ export function newResult(
   usage: Usage,
 ): NewResult {
   return {
-    cargoId: cargo.id,
+    cargo,
     success,
     response: responseJson,
     errorMessage: error,
-    resultTtlSeconds: cargo.resultTtlSeconds,
-    isRecords: cargo.isRecords,
     nextStatus: statusAfterResult(success, cargo.channels.length),
-    channels: cargo.channels,
     usage,
   };
 }

@@ -6,7 +6,7 @@
  * not by total time: each request read into the body, and each result read out, starts the
  * deadline again, so a large file is not cut off while it moves.
  */
-import type { BatchRequest, JobRef, Provider } from './provider.js';
+import type { BatchRequest, JobRef, Provider, RequestResult } from './provider.js';
 import { ProviderError } from './provider.js';
 
 /**
@@ -121,22 +121,40 @@ async function* touching(requests: AsyncIterable<BatchRequest>, deadline: CallDe
   }
 }
 
-/** A results download whose every item must come within the deadline of the one before. */
-async function* boundedResults(provider: Provider, job: JobRef, deadlineMs: number) {
-  const deadline = new CallDeadline(deadlineMs, `${provider.name} results`);
-  const iterator = provider.results(job, deadline.signal)[Symbol.asyncIterator]();
-  try {
-    for (;;) {
-      const next = await deadline.race(iterator.next());
-      if (next.done) return;
-      // The time the consumer takes with an item (storing results) is not the provider's.
-      deadline.pause();
-      yield next.value;
-      deadline.touch();
-    }
-  } finally {
-    deadline.end();
-    // Not awaited when the deadline passed: a generator stuck in a call finishes only once aborted.
-    iterator.return?.().catch(() => {});
-  }
+/**
+ * A results download whose every item must come within the deadline of the one before. An
+ * iterator of its own rather than an async generator around the provider's: a collection reads a
+ * job's every result through it, and a generator's layer of promises is as costly again.
+ */
+function boundedResults(provider: Provider, job: JobRef, deadlineMs: number): AsyncIterable<RequestResult> {
+  return {
+    [Symbol.asyncIterator]() {
+      const deadline = new CallDeadline(deadlineMs, `${provider.name} results`);
+      const iterator = provider.results(job, deadline.signal)[Symbol.asyncIterator]();
+      const stop = () => {
+        deadline.end();
+        // Not awaited when the deadline passed: a generator stuck in a call finishes only once aborted.
+        iterator.return?.().catch(() => {});
+      };
+      return {
+        async next() {
+          deadline.touch();
+          try {
+            const next = await deadline.race(iterator.next());
+            // The time the consumer takes with an item (storing results) is not the provider's.
+            if (next.done) deadline.end();
+            else deadline.pause();
+            return next;
+          } catch (err) {
+            stop();
+            throw err;
+          }
+        },
+        async return() {
+          stop();
+          return { done: true, value: undefined };
+        },
+      };
+    },
+  };
 }

@@ -21,6 +21,7 @@ import { insertCargo } from '../../src/store/cargo/insert.js';
 import { recordAttempts } from '../../src/store/deliveries/record-attempts.js';
 import { createRedelivery } from '../../src/store/deliveries/redeliver.js';
 import { LeaseLostError } from '../../src/store/leases.js';
+import { type AwaitingCargo, cargoAwaitingResults } from '../../src/store/results/awaiting.js';
 import { type NewResult, storeResults } from '../../src/store/results/store.js';
 import { usageByDay } from '../../src/store/results/usage.js';
 import { leaseAllDue } from '../delivery/webhook-support.js';
@@ -70,33 +71,33 @@ for (const backend of await backends()) {
         .set({ locked_by: workerId, locked_until: T0 + 60_000 })
         .where('id', '=', batchId)
         .execute();
-      return { cargoId, batchId };
+      // As the collector reads it.
+      const [cargo] = await cargoAwaitingResults(db.database, batchId);
+      assert.ok(cargo);
+      return { cargoId, batchId, projectId, cargo };
     }
 
-    const result = (cargoId: string, channels: NewResult['channels']): NewResult => ({
-      cargoId,
+    const result = (cargo: AwaitingCargo): NewResult => ({
+      cargo,
       success: true,
       response: '{"id":"msg_1"}',
       errorMessage: null,
-      resultTtlSeconds: 3600,
-      isRecords: false,
-      nextStatus: channels.length > 0 ? 'callback_pending' : 'completed',
-      channels,
+      nextStatus: cargo.channels.length > 0 ? 'callback_pending' : 'completed',
     });
 
     const deliveriesOf = (cargoId: string) =>
       db.database.read.selectFrom('deliveries').selectAll().where('cargo_id', '=', cargoId).execute();
 
     test('a result stored twice creates its deliveries once; a collector without the lease writes nothing', async () => {
-      const { cargoId, batchId } = await cargoInLeasedBatch('w1', 'https://example.com/hook');
+      const { cargoId, batchId, cargo } = await cargoInLeasedBatch('w1', 'https://example.com/hook');
       const lease = { batchId, workerId: 'w1' };
-      await storeResults(db.database, lease, [result(cargoId, ['webhook'])], T0);
-      await storeResults(db.database, lease, [result(cargoId, ['webhook'])], T0 + 1);
+      await storeResults(db.database, lease, [result(cargo)], T0);
+      await storeResults(db.database, lease, [result(cargo)], T0 + 1);
       assert.equal((await deliveriesOf(cargoId)).length, 1);
 
       const other = await cargoInLeasedBatch('w1', 'https://example.com/hook');
       await assert.rejects(
-        storeResults(db.database, { batchId: other.batchId, workerId: 'w2' }, [result(other.cargoId, ['webhook'])], T0),
+        storeResults(db.database, { batchId: other.batchId, workerId: 'w2' }, [result(other.cargo)], T0),
         LeaseLostError,
       );
       const row = await db.database.read
@@ -109,14 +110,9 @@ for (const backend of await backends()) {
     });
 
     test('a result answered twice in one collect is stored, counted in usage and delivered once', async () => {
-      const { cargoId, batchId } = await cargoInLeasedBatch('w1', 'https://example.com/hook');
-      const { project_id: projectId } = await db.database.read
-        .selectFrom('cargo')
-        .select('project_id')
-        .where('id', '=', cargoId)
-        .executeTakeFirstOrThrow();
+      const { cargoId, batchId, projectId, cargo } = await cargoInLeasedBatch('w1', 'https://example.com/hook');
       const twice: NewResult = {
-        ...result(cargoId, ['webhook']),
+        ...result(cargo),
         usage: {
           inputTokens: 5,
           outputTokens: 7,
@@ -139,8 +135,8 @@ for (const backend of await backends()) {
 
     /** A stored result with one pending webhook delivery, leased by `workerId`; returns its ids. */
     async function leasedDelivery(workerId: string) {
-      const { cargoId, batchId } = await cargoInLeasedBatch('collector', 'https://example.com/hook');
-      await storeResults(db.database, { batchId, workerId: 'collector' }, [result(cargoId, ['webhook'])], T0);
+      const { cargoId, batchId, cargo } = await cargoInLeasedBatch('collector', 'https://example.com/hook');
+      await storeResults(db.database, { batchId, workerId: 'collector' }, [result(cargo)], T0);
       const [due] = await leaseAllDue(db.database, { workerId, now: T0, leaseMs: 60_000, limit: 1000 });
       const mine = (await deliveriesOf(cargoId))[0];
       assert.equal(mine?.locked_by, workerId, JSON.stringify(due));

@@ -7,6 +7,7 @@ import type { DeliveryChannelName } from '../schema.js';
 
 export interface AwaitingCargo {
   id: string;
+  projectId: string;
   /** The model id it was submitted as: what its cost is worked out from. */
   model: string;
   isRecords: boolean;
@@ -25,7 +26,16 @@ export async function cargoAwaitingResults(database: Database, batchId: string):
   const rows = pagesById(PAGE, (after, size) =>
     database.read
       .selectFrom('cargo')
-      .select(['id', 'model', 'is_records', 'request_count', 'result_ttl_seconds', 'callback_url', 'callback'])
+      .select([
+        'id',
+        'project_id',
+        'model',
+        'is_records',
+        'request_count',
+        'result_ttl_seconds',
+        'callback_url',
+        'callback',
+      ])
       .where('batch_id', '=', batchId)
       .where('id', '>', after)
       .where('status', 'in', movableFrom('result'))
@@ -36,6 +46,7 @@ export async function cargoAwaitingResults(database: Database, batchId: string):
   for await (const r of rows) {
     awaiting.push({
       id: r.id,
+      projectId: r.project_id,
       model: r.model,
       isRecords: r.is_records === 1,
       requestCount: r.request_count,

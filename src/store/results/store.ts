@@ -7,21 +7,22 @@ import { chunks, RowsInsert, statementChunks } from '../chunks.js';
 import type { Database } from '../database.js';
 import { type DeliveryRequest, insertDeliveries } from '../deliveries/create.js';
 import { assertBatchLease, type BatchLease } from '../leases.js';
-import type { DeliveryChannelName, ResultsTable, Schema, UsageDaysTable } from '../schema.js';
+import type { ResultsTable, Schema, UsageDaysTable } from '../schema.js';
+import type { AwaitingCargo } from './awaiting.js';
 
 export interface NewResult {
-  cargoId: string;
+  /**
+   * The cargo it answers, as the collector read it: its project, model and requests go on the
+   * result and its usage; a `records` cargo's staged per-record results are dropped with it; the
+   * deliveries it asked for start with it.
+   */
+  cargo: AwaitingCargo;
   success: boolean;
   /** JSON text of the response, or null. */
   response: string | null;
   errorMessage: string | null;
-  resultTtlSeconds: number;
-  /** A `records` cargo: its staged per-record results are dropped with this result. */
-  isRecords: boolean;
   /** The status the cargo moves to with this result. */
   nextStatus: CargoStatus;
-  /** Deliveries to start with this result. */
-  channels: DeliveryChannelName[];
   /** What the result used and cost; left out, it used nothing (0 tokens, no cost recorded). */
   usage?: Usage;
 }
@@ -43,13 +44,13 @@ export async function storeResults(
   if (results.length === 0) return movedTo;
   await database.write.transaction().execute(async (tx) => {
     await assertBatchLease(tx, database.dialect, lease);
-    // The cargo that move: the result row keeps the project, the usage its model and requests.
-    const moved = new Map<string, Moved>();
+    // The cargo that move.
+    const moved = new Set<string>();
     const byStatus = new Map<CargoStatus, string[]>();
     for (const r of results) {
       const ids = byStatus.get(r.nextStatus);
-      if (ids) ids.push(r.cargoId);
-      else byStatus.set(r.nextStatus, [r.cargoId]);
+      if (ids) ids.push(r.cargo.id);
+      else byStatus.set(r.nextStatus, [r.cargo.id]);
     }
     for (const [status, ids] of byStatus) {
       for (const part of chunks(ids)) {
@@ -58,17 +59,17 @@ export async function storeResults(
           .set({ status, updated_at: now })
           .where('id', 'in', part)
           .where('status', 'in', movableFrom('result'))
-          .returning(['id', 'project_id', 'model', 'request_count'])
+          .returning('id')
           .execute();
-        for (const row of rows) moved.set(row.id, row);
+        for (const row of rows) moved.add(row.id);
         if (rows.length > 0) movedTo.set(status, (movedTo.get(status) ?? 0) + rows.length);
       }
     }
     // Once each: a result a provider answered twice is stored, counted and delivered once.
     const storing = new Set<string>();
-    const stored = results.filter((r) => {
-      if (!moved.has(r.cargoId) || storing.has(r.cargoId)) return false;
-      storing.add(r.cargoId);
+    const stored = results.filter(({ cargo }) => {
+      if (!moved.has(cargo.id) || storing.has(cargo.id)) return false;
+      storing.add(cargo.id);
       return true;
     });
     for (const part of statementChunks(
@@ -79,22 +80,20 @@ export async function storeResults(
       await tx.executeQuery(
         RESULTS_INSERT.compile(
           database.dialect,
-          part.map((r) => resultRow(r, moved, now)),
+          part.map((r) => resultRow(r, now)),
         ),
       );
     }
     await insertDeliveries(tx, deliveriesFor(stored), now);
-    const records = stored.filter((r) => r.isRecords).map((r) => r.cargoId);
+    const records = stored.filter((r) => r.cargo.isRecords).map((r) => r.cargo.id);
     for (const part of chunks(records)) {
       await tx.deleteFrom('record_results').where('cargo_id', 'in', part).execute();
     }
     // Last: on PostgreSQL, collectors of one project wait on its usage rows only for their commit.
-    await addUsage(tx, usageRows(stored, moved, now));
+    await addUsage(tx, usageRows(stored, now));
   });
   return movedTo;
 }
-
-type Moved = { id: string; project_id: string; model: string; request_count: number };
 
 const RESULT_COLUMNS = [
   'cargo_id',
@@ -122,18 +121,17 @@ const RESULTS_INSERT = new RowsInsert('results', RESULT_COLUMNS, 'on conflict ("
 /** A result's row: every column of the table. */
 function resultRow(
   r: NewResult,
-  moved: Map<string, Moved>,
   now: number,
 ): { [C in keyof ResultsTable]: ResultsTable[C] extends Generated<infer T> ? T : ResultsTable[C] } {
   return {
-    cargo_id: r.cargoId,
+    cargo_id: r.cargo.id,
     success: r.success ? 1 : 0,
     response: r.response,
     error_message: r.errorMessage,
     created_at: now,
-    expires_at: now + r.resultTtlSeconds * 1000,
+    expires_at: now + r.cargo.resultTtlSeconds * 1000,
     purged_at: null,
-    project_id: moved.get(r.cargoId)?.project_id ?? null,
+    project_id: r.cargo.projectId,
     input_tokens: r.usage?.inputTokens ?? 0,
     output_tokens: r.usage?.outputTokens ?? 0,
     cache_creation_input_tokens: r.usage?.cacheCreationTokens ?? 0,
@@ -145,16 +143,16 @@ function resultRow(
 }
 
 /** The results' usage, one row per project and model (all are stored on one day), in key order. */
-function usageRows(stored: NewResult[], moved: Map<string, Moved>, now: number): Insertable<UsageDaysTable>[] {
+function usageRows(stored: NewResult[], now: number): Insertable<UsageDaysTable>[] {
   const rows = new Map<string, Insertable<UsageDaysTable>>();
   const day = Math.floor(now / DAY_MS);
   const plus = (sum: number | null | undefined, value: number | null | undefined) =>
     value === null || value === undefined ? (sum ?? null) : (sum ?? 0) + value;
   for (const r of stored) {
-    const cargo = moved.get(r.cargoId) as Moved;
-    const key = `${cargo.project_id}\n${cargo.model}`;
+    const { cargo } = r;
+    const key = `${cargo.projectId}\n${cargo.model}`;
     const row = rows.get(key) ?? {
-      project_id: cargo.project_id,
+      project_id: cargo.projectId,
       day,
       model: cargo.model,
       cargo: 0,
@@ -167,7 +165,7 @@ function usageRows(stored: NewResult[], moved: Map<string, Moved>, now: number):
       standard_cost_usd: null,
     };
     row.cargo += 1;
-    row.requests += cargo.request_count;
+    row.requests += cargo.requestCount;
     row.input_tokens += r.usage?.inputTokens ?? 0;
     row.output_tokens += r.usage?.outputTokens ?? 0;
     row.cache_creation_input_tokens += r.usage?.cacheCreationTokens ?? 0;
@@ -210,5 +208,7 @@ async function addUsage(tx: Transaction<Schema>, rows: Insertable<UsageDaysTable
 }
 
 function deliveriesFor(results: NewResult[]): DeliveryRequest[] {
-  return results.flatMap((r) => r.channels.map((channel) => ({ cargoId: r.cargoId, channel, trigger: 'result' })));
+  return results.flatMap(({ cargo }) =>
+    cargo.channels.map((channel) => ({ cargoId: cargo.id, channel, trigger: 'result' })),
+  );
 }
