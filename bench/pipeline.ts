@@ -27,7 +27,7 @@
  *                                  [--rss] [--rss-n 1000000] [--rss-seconds 120]
  *                                  [--db postgres://...] [--cpu-prof DIR] [--no-build] [--cli PATH]
  *                                  [--node-options=--max-old-space-size=128]
- *                                  [--provider anthropic|openai] [--projects 100]
+ *                                  [--provider anthropic|openai] [--projects 100] [--callgrind DIR]
  *        --provider: each drain run drains svc-mock and then the same N cargo routed to that
  *        provider, served by its wire-protocol emulator (test/helpers) on loopback with no latency
  *        (a batch ends at its first status poll); prints the provider's rate as a ratio of svc-mock's.
@@ -36,6 +36,11 @@
  *        checkout's dist/src/cli/main.js or src/cli/main.ts (with tsx), to compare two versions.
  *        --projects: the drain's N cargo belong to that many projects, seeded in turn (fair forming
  *        takes each batch round robin across them); compare its rate with a run without it.
+ *        --callgrind: each drain's worker runs under valgrind's callgrind, which writes
+ *        DIR/callgrind.<pid>, and the run prints the instructions the worker ran, start-up
+ *        included. What a cargo costs is the difference of two sizes' counts over theirs (--n 30000
+ *        less --n 10000, over 20,000): the same however busy the machine, where its rate moves by
+ *        10 %. About 50 times slower: --n 10000 takes a minute.
  * Env:   BENCH_PIPELINE_N, BENCH_PIPELINE_RUNS, BENCH_DATABASE_URL (flags win).
  * Exit:  1 when a run breaks or loses cargo; the goals are reported, not enforced.
  */
@@ -61,7 +66,15 @@ import { buildIfAsked, type EntryPoint, entryPoint } from './lib/entry-point.js'
 import { installCleanup, runMain } from './lib/lifecycle.js';
 import { bounded, modeList, postgresUrl } from './lib/options.js';
 import { bytesWrittenBy, cpuSecondsOf, memoryOf } from './lib/proc.js';
-import { bargeEnv, cpuProfFlags, type Service, startServe, stopChild } from './lib/processes.js';
+import {
+  bargeEnv,
+  callgrindCommand,
+  callgrindInstructions,
+  cpuProfFlags,
+  type Service,
+  startServe,
+  stopChild,
+} from './lib/processes.js';
 import { databaseKind, fmt, goal, log, machineLine, ms, spread } from './lib/report.js';
 import { median, type Percentiles, percentiles } from './lib/stats.js';
 
@@ -96,6 +109,8 @@ interface Options {
   pgUrl: string | null;
   /** Where the worker child of drain runs writes a V8 CPU profile, or null. */
   cpuProfDir: string | null;
+  /** Where the worker child of drain runs, run under callgrind, writes its counts, or null. */
+  callgrindDir: string | null;
   /** The `barge` the children run (lib/entry-point.ts). */
   entry: EntryPoint;
   /** Extra node flags for every service child, e.g. `--max-old-space-size=128`. */
@@ -122,6 +137,7 @@ function parseOptions(): Options {
       'rss-seconds': { type: 'string' },
       db: { type: 'string' },
       'cpu-prof': { type: 'string' },
+      callgrind: { type: 'string' },
       cli: { type: 'string' },
       'no-build': { type: 'boolean', default: false },
       'node-options': { type: 'string' },
@@ -147,6 +163,7 @@ function parseOptions(): Options {
     rssSeconds: bounded('rss-seconds', values['rss-seconds'] ?? '120', 5, 900),
     pgUrl,
     cpuProfDir: values['cpu-prof'] ?? null,
+    callgrindDir: values.callgrind ?? null,
     entry: entryPoint(values.cli, values['no-build'] === true),
     nodeOptions: (values['node-options'] ?? '').split(' ').filter(Boolean),
     provider: provider === 'mock' ? null : (provider as BenchProvider),
@@ -155,15 +172,26 @@ function parseOptions(): Options {
 }
 
 /** How long waiting for N results may take before the run counts as failed. */
-function drainTimeoutMs(n: number): number {
-  return 60_000 + n; // a minute, plus 1 ms a cargo (1,000 cargo/s): far below the goal
+function drainTimeoutMs(options: Options, n: number): number {
+  // A minute, plus 1 ms a cargo (1,000 cargo/s): far below the goal.
+  return (60_000 + n) * slowdown(options);
+}
+
+/** How long a child may take to start or stop. */
+function childTimeoutMs(options: Options): number {
+  return CHILD_TIMEOUT_MS * slowdown(options);
+}
+
+/** Under callgrind a child runs about 50 times slower. */
+function slowdown(options: Options): number {
+  return options.callgrindDir ? 100 : 1;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Clean-up: temp dirs, PostgreSQL schemas and every child go away on any exit, Ctrl-C included.
 
 function timeLimitMs(options: Options): number {
-  const perRun = (n: number) => 2 * (drainTimeoutMs(n) + 4 * CHILD_TIMEOUT_MS);
+  const perRun = (n: number) => 2 * (drainTimeoutMs(options, n) + 4 * childTimeoutMs(options));
   return options.rss
     ? perRun(options.rssN) + options.rssSeconds * 1000
     : options.runs * (3 * perRun(options.n) + perRun(options.latencyN));
@@ -307,6 +335,7 @@ async function startService(
   role: 'all' | 'api' | 'worker',
   env: NodeJS.ProcessEnv,
   nodeFlags: string[] = [],
+  under?: string[],
 ): Promise<Service> {
   return startServe({
     name: `barge serve --role ${role}`,
@@ -317,12 +346,13 @@ async function startService(
     nodeFlags: [...options.nodeOptions, ...nodeFlags],
     env,
     cwd: options.entry.root,
-    timeoutMs: CHILD_TIMEOUT_MS,
+    timeoutMs: childTimeoutMs(options),
+    under,
   });
 }
 
-async function stopService(service: Service): Promise<void> {
-  const code = await stopChild(service.child, CHILD_TIMEOUT_MS);
+async function stopService(options: Options, service: Service): Promise<void> {
+  const code = await stopChild(service.child, childTimeoutMs(options));
   if (code !== 0) throw new Error(`the service exited with code ${code}`);
 }
 
@@ -388,6 +418,8 @@ interface DrainRun {
   workerCpuS: number;
   /** Bytes the worker wrote per cargo while draining. */
   workerBytesPerCargo: number;
+  /** The instructions the worker ran, start-up included (--callgrind), or null. */
+  instructions: number | null;
 }
 
 /** A provider's emulator for a drain run, and how cargo are routed to it. */
@@ -438,16 +470,20 @@ async function drainRunOn(options: Options, run: number, emulated: Emulated | nu
     const env = emulated
       ? { ...serviceEnv(bench.url, 0), ...emulated.env, BARGE_BATCH_MAX_WAIT_MS: '0' }
       : serviceEnv(bench.url, 0);
-    const service = await startService(options, 'worker', env, profile);
+    const under = options.callgrindDir ? callgrindCommand(options.callgrindDir) : undefined;
+    const service = await startService(options, 'worker', env, profile, under);
     const startedAt = performance.now();
     const cpuAtStart = cpuSecondsOf(service.child.pid);
     const writtenAtStart = bytesWrittenBy(service.child.pid);
-    const doneAt = await waitForResults(bench.database, options.n, drainTimeoutMs(options.n));
+    const doneAt = await waitForResults(bench.database, options.n, drainTimeoutMs(options, options.n));
     const workerCpuS = cpuSecondsOf(service.child.pid) - cpuAtStart;
     const workerBytesPerCargo = (bytesWrittenBy(service.child.pid) - writtenAtStart) / options.n;
     const memory = memoryOf(service.child.pid);
-    await stopService(service);
+    await stopService(options, service);
     await checkAllCompleted(bench.database, options.n);
+    const instructions = options.callgrindDir
+      ? callgrindInstructions(options.callgrindDir, service.child.pid as number)
+      : null;
     const result = {
       insertS: insertMs / 1000,
       startupS: (startedAt - spawnedAt) / 1000,
@@ -456,12 +492,16 @@ async function drainRunOn(options: Options, run: number, emulated: Emulated | nu
       workerHwmMb: memory?.hwmMb ?? NaN,
       workerCpuS,
       workerBytesPerCargo,
+      instructions,
     };
     log(
       `drain #${run} (${label}${options.projects > 1 ? `, ${options.projects} projects` : ''}): ${fmt(options.n)} cargo in ${result.drainS.toFixed(2)} s = ${fmt(result.rate)} cargo/s ` +
         `(worker CPU ${workerCpuS.toFixed(1)} s, wrote ${(workerBytesPerCargo / 1024).toFixed(1)} KiB a cargo, ` +
         `peak RSS ${result.workerHwmMb.toFixed(0)} MiB; ` +
-        `seeded in ${result.insertS.toFixed(1)} s, worker start ${result.startupS.toFixed(2)} s; load average ${loadavg()[0]?.toFixed(1)})`,
+        `seeded in ${result.insertS.toFixed(1)} s, worker start ${result.startupS.toFixed(2)} s; load average ${loadavg()[0]?.toFixed(1)})` +
+        (instructions === null
+          ? ''
+          : `; the worker ran ${fmt(instructions)} instructions (callgrind, start-up included)`),
     );
     return result;
   });
@@ -484,11 +524,11 @@ async function e2eRun(options: Options, run: number): Promise<E2eRun> {
     const service = await startService(options, 'all', serviceEnv(bench.url, 0));
     const startedAt = performance.now();
     // Watched from the start: the last result may be stored before autocannon reports its end.
-    const stored = waitForResults(bench.database, options.n, drainTimeoutMs(options.n));
+    const stored = waitForResults(bench.database, options.n, drainTimeoutMs(options, options.n));
     stored.catch(() => {}); // awaited below, once the submission is done
     const submittedAt = await submitAll(service.url as string, key, options.n, options.inFlight);
     const doneAt = await stored;
-    await stopService(service);
+    await stopService(options, service);
     await checkAllCompleted(bench.database, options.n);
     const result = {
       submitS: (submittedAt - startedAt) / 1000,
@@ -518,7 +558,7 @@ async function submitOnlyRun(options: Options): Promise<number> {
     const startedAt = performance.now();
     const submittedAt = await submitAll(service.url as string, key, options.n, options.inFlight);
     const seconds = (submittedAt - startedAt) / 1000;
-    await stopService(service);
+    await stopService(options, service);
     return seconds;
   });
 }
@@ -528,8 +568,12 @@ async function latencyRun(options: Options, run: number): Promise<Percentiles> {
     const { key } = await createBenchProject(bench.database);
     const service = await startService(options, 'all', serviceEnv(bench.url, options.latencyMs));
     await submitAll(service.url as string, key, options.latencyN, options.inFlight);
-    await waitForResults(bench.database, options.latencyN, drainTimeoutMs(options.latencyN) + options.latencyMs);
-    await stopService(service);
+    await waitForResults(
+      bench.database,
+      options.latencyN,
+      drainTimeoutMs(options, options.latencyN) + options.latencyMs,
+    );
+    await stopService(options, service);
     await checkAllCompleted(bench.database, options.latencyN);
     const added = await addedLatency(bench.database);
     log(
@@ -606,7 +650,7 @@ async function rssRun(options: Options): Promise<RssRun> {
     const stored = await resultCount(bench.database);
     const health = await prober.stop();
     const hwmMb = memoryOf(service.child.pid)?.hwmMb ?? NaN;
-    await stopService(service);
+    await stopService(options, service);
     const result = { insertS: insertMs / 1000, seconds, stored, drained, peakSampledMb, hwmMb, health };
     log(
       `rss: ${fmt(stored)} of ${fmt(options.rssN)} results stored in ${seconds.toFixed(1)} s ` +
@@ -715,7 +759,10 @@ function reportRss(options: Options, rss: RssRun): void {
 
 async function main(): Promise<void> {
   const options = parseOptions();
-  installCleanup('bench:pipeline', timeLimitMs(options), { onSignal: 'graceful', childTimeoutMs: CHILD_TIMEOUT_MS });
+  installCleanup('bench:pipeline', timeLimitMs(options), {
+    onSignal: 'graceful',
+    childTimeoutMs: childTimeoutMs(options),
+  });
   await buildIfAsked(options.entry);
   if (options.rss) {
     reportRss(options, await rssRun(options));

@@ -4,6 +4,8 @@
  * Every child started here is tracked, so that lifecycle.ts can stop it on any exit.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { nodeFlagsOf } from '../../test/helpers/serve.js';
@@ -32,6 +34,8 @@ export interface ChildSpec<T> {
   label: string;
   /** node's arguments. */
   args: string[];
+  /** A command node runs under, with its flags (valgrind: `callgrindCommand`). */
+  under?: string[];
   env: NodeJS.ProcessEnv;
   cwd?: string;
   /** How long the child may take to print its ready line. */
@@ -47,8 +51,9 @@ export interface ChildSpec<T> {
  * other output is passed on to our stderr, so warnings show and the pipe never fills.
  */
 export async function startChild<T>(spec: ChildSpec<T>): Promise<{ child: ChildProcess; ready: T }> {
+  const [command, ...args] = [...(spec.under ?? []), process.execPath, ...spec.args];
   const child = track(
-    spawn(process.execPath, spec.args, { cwd: spec.cwd, env: spec.env, stdio: ['ignore', 'pipe', 'inherit'] }),
+    spawn(command as string, args, { cwd: spec.cwd, env: spec.env, stdio: ['ignore', 'pipe', 'inherit'] }),
   );
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   const ready = await new Promise<T>((resolve, reject) => {
@@ -132,6 +137,22 @@ export function bargeEnv(settings: Record<string, string>): NodeJS.ProcessEnv {
     ([name]) => !name.startsWith('BARGE_') && !['HOST', 'PORT', 'NODE_OPTIONS'].includes(name),
   );
   return { ...Object.fromEntries(inherited), BARGE_ENV: 'production', ...settings };
+}
+
+/**
+ * valgrind's callgrind, counting every instruction a child runs (all its threads) into
+ * `dir/callgrind.<pid>`: a figure that does not move with what else the machine does, where a
+ * rate on a shared machine moves by 10 %. The child runs about 50 times slower.
+ */
+export function callgrindCommand(dir: string): string[] {
+  return ['valgrind', '--tool=callgrind', `--callgrind-out-file=${join(dir, 'callgrind.%p')}`];
+}
+
+/** The instructions callgrind counted for the child `pid` that ran under `callgrindCommand(dir)`. */
+export function callgrindInstructions(dir: string, pid: number): number {
+  const summary = /^summary: (\d+)$/m.exec(readFileSync(join(dir, `callgrind.${pid}`), 'utf8'));
+  if (!summary) throw new Error(`no summary line in ${join(dir, `callgrind.${pid}`)}`);
+  return Number(summary[1]);
 }
 
 /** node flags that make a child write a V8 CPU profile into `dir`, or none. */
