@@ -61,6 +61,7 @@ async function collect(
   const awaiting = new Map((await cargoAwaitingResults(ctx.database, batch.id)).map((c) => [c.id, c]));
   const plain: NewResult[] = [];
   const staged: StagedRecord[] = [];
+  const seen = new Set<string>();
   const prices = cargoPrices(ctx, batch);
   const padding = { tokens: NO_TOKENS };
 
@@ -82,18 +83,17 @@ async function collect(
   const flush = () => writer.flush(plain.splice(0), staged.splice(0));
 
   try {
-    await collectInto(provider, job, options, { awaiting, plain, staged, flush, prices, padding });
+    await collectInto(provider, job, options, { awaiting, plain, staged, seen, flush, prices, padding });
     // Staged records must be committed before they are read back and assembled.
     await flush();
     await writer.settle();
 
-    // What is left: records cargo, to assemble, and plain cargo the provider did not answer.
     const missing = missingError(options);
     const slices = new TimeSlices();
     for (const cargo of awaiting.values()) {
       if (cargo.isRecords) {
         plain.push(await assembleRecordsCargo(ctx, cargo, missing, prices));
-      } else {
+      } else if (!seen.has(cargo.id)) {
         plain.push(newResult(cargo, false, null, missing, usageOf(prices(cargo), NO_TOKENS)));
       }
       if (plain.length >= FLUSH_EVERY) await flush();
@@ -114,10 +114,10 @@ async function collect(
 }
 
 interface Collection {
-  /** The cargo still to answer: a plain cargo leaves it with its result, a records cargo stays. */
   awaiting: Map<string, AwaitingCargo>;
   plain: NewResult[];
   staged: StagedRecord[];
+  seen: Set<string>;
   flush: () => Promise<void>;
   /** A cargo's prices, or null when none are known. */
   prices: CargoPrices;
@@ -137,7 +137,7 @@ async function collectInto(
   provider: Provider,
   job: JobRef,
   options: CollectOptions,
-  { awaiting, plain, staged, flush, prices, padding }: Collection,
+  { awaiting, plain, staged, seen, flush, prices, padding }: Collection,
 ): Promise<void> {
   // Building results is synchronous work, and a provider's result stream may never wait on I/O,
   // so a collection would otherwise hold the event loop from one flush to the next: the rest of
@@ -162,8 +162,7 @@ async function collectInto(
         ...tokens,
       });
     } else if (!cargo.isRecords) {
-      // Answered: a second answer to it is left out.
-      awaiting.delete(cargo.id);
+      seen.add(cargo.id);
       plain.push(
         newResult(cargo, outcome.success, outcome.responseJson, outcome.error, usageOf(prices(cargo), tokens)),
       );
