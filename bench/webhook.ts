@@ -43,6 +43,7 @@ import type { ModelInput } from '../src/domain/request-surface.js';
 import { mockRespond } from '../src/providers/mock/responder.js';
 import { insertCargo } from '../src/store/cargo/insert.js';
 import type { Database } from '../src/store/database.js';
+import { cargoAwaitingResults } from '../src/store/results/awaiting.js';
 import { storeResults } from '../src/store/results/store.js';
 import { benchProject, pendingRow, withFreshDatabase } from './lib/database.js';
 import { buildIfAsked, type EntryPoint, entryPoint } from './lib/entry-point.js';
@@ -197,13 +198,10 @@ async function seed(database: Database, callbackUrl: string, n: number, mode: Mo
   for (let done = 0; done < n; done += SEED_CHUNK) {
     const now = Date.now();
     const rows = Array.from({ length: Math.min(SEED_CHUNK, n - done) }, () => pendingRow(projectId, now, cargo));
-    if (mode === 'stored') for (const row of rows) row.status = 'processing';
-    await insertCargo(database, rows);
-    if (mode === 'pipeline') continue;
-    const input = (JSON.parse(REQUEST_JSON) as { requests: { modelInput: ModelInput }[] }).requests[0]?.modelInput;
-    const outcome = mockRespond('svc-mock', JSON.stringify(input));
-    if (!outcome.success) throw new Error('svc-mock failed the bench request');
-    const response = JSON.stringify(outcome.response);
+    if (mode === 'pipeline') {
+      await insertCargo(database, rows);
+      continue;
+    }
     // Results are stored under a batch's lease, as the collector stores them.
     const lease = { batchId: newId('bat', now), workerId: 'bench-seed' };
     await database.write
@@ -232,17 +230,20 @@ async function seed(database: Database, callbackUrl: string, n: number, mode: Mo
         updated_at: now,
       })
       .execute();
-    for (let i = 0; i < rows.length; i += 2000) {
-      const results = rows.slice(i, i + 2000).map((row) => ({
-        cargo: {
-          id: row.id,
-          projectId,
-          model: row.model,
-          isRecords: false,
-          requestCount: 1,
-          resultTtlSeconds: row.result_ttl_seconds as number,
-          channels: ['webhook' as const],
-        },
+    for (const row of rows) {
+      row.status = 'processing';
+      row.batch_id = lease.batchId;
+    }
+    await insertCargo(database, rows);
+    const input = (JSON.parse(REQUEST_JSON) as { requests: { modelInput: ModelInput }[] }).requests[0]?.modelInput;
+    const outcome = mockRespond('svc-mock', JSON.stringify(input));
+    if (!outcome.success) throw new Error('svc-mock failed the bench request');
+    const response = JSON.stringify(outcome.response);
+    // The cargo as the collector reads them.
+    const awaiting = await cargoAwaitingResults(database, lease.batchId);
+    for (let i = 0; i < awaiting.length; i += 2000) {
+      const results = awaiting.slice(i, i + 2000).map((awaited) => ({
+        cargo: awaited,
         success: true,
         response,
         errorMessage: null,

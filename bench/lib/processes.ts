@@ -150,8 +150,9 @@ export function callgrindCommand(dir: string): string[] {
 
 /** The instructions callgrind counted for the child `pid` that ran under `callgrindCommand(dir)`. */
 export function callgrindInstructions(dir: string, pid: number): number {
-  const summary = /^summary: (\d+)$/m.exec(readFileSync(join(dir, `callgrind.${pid}`), 'utf8'));
-  if (!summary) throw new Error(`no summary line in ${join(dir, `callgrind.${pid}`)}`);
+  const file = join(dir, `callgrind.${pid}`);
+  const summary = /^summary: (\d+)$/m.exec(readFileSync(file, 'utf8'));
+  if (!summary) throw new Error(`no summary line in ${file}`);
   return Number(summary[1]);
 }
 

@@ -74,7 +74,7 @@ for (const backend of await backends()) {
       // As the collector reads it.
       const [cargo] = await cargoAwaitingResults(db.database, batchId);
       assert.ok(cargo);
-      return { cargoId, batchId, projectId, cargo };
+      return { batchId, cargo };
     }
 
     const result = (cargo: AwaitingCargo): NewResult => ({
@@ -89,11 +89,11 @@ for (const backend of await backends()) {
       db.database.read.selectFrom('deliveries').selectAll().where('cargo_id', '=', cargoId).execute();
 
     test('a result stored twice creates its deliveries once; a collector without the lease writes nothing', async () => {
-      const { cargoId, batchId, cargo } = await cargoInLeasedBatch('w1', 'https://example.com/hook');
+      const { batchId, cargo } = await cargoInLeasedBatch('w1', 'https://example.com/hook');
       const lease = { batchId, workerId: 'w1' };
       await storeResults(db.database, lease, [result(cargo)], T0);
       await storeResults(db.database, lease, [result(cargo)], T0 + 1);
-      assert.equal((await deliveriesOf(cargoId)).length, 1);
+      assert.equal((await deliveriesOf(cargo.id)).length, 1);
 
       const other = await cargoInLeasedBatch('w1', 'https://example.com/hook');
       await assert.rejects(
@@ -103,14 +103,14 @@ for (const backend of await backends()) {
       const row = await db.database.read
         .selectFrom('cargo')
         .select('status')
-        .where('id', '=', other.cargoId)
+        .where('id', '=', other.cargo.id)
         .executeTakeFirstOrThrow();
       assert.equal(row.status, 'batched');
-      assert.equal((await deliveriesOf(other.cargoId)).length, 0);
+      assert.equal((await deliveriesOf(other.cargo.id)).length, 0);
     });
 
     test('a result answered twice in one collect is stored, counted in usage and delivered once', async () => {
-      const { cargoId, batchId, projectId, cargo } = await cargoInLeasedBatch('w1', 'https://example.com/hook');
+      const { batchId, cargo } = await cargoInLeasedBatch('w1', 'https://example.com/hook');
       const twice: NewResult = {
         ...result(cargo),
         usage: {
@@ -124,9 +124,9 @@ for (const backend of await backends()) {
         },
       };
       await storeResults(db.database, { batchId, workerId: 'w1' }, [twice, twice], T0);
-      assert.equal((await deliveriesOf(cargoId)).length, 1);
+      assert.equal((await deliveriesOf(cargo.id)).length, 1);
       const day = Math.floor(T0 / 86_400_000);
-      const usage = await usageByDay(db.database, projectId, { fromDay: day, toDay: day });
+      const usage = await usageByDay(db.database, cargo.projectId, { fromDay: day, toDay: day });
       assert.deepEqual(
         usage.map((u) => [u.cargo, u.input_tokens, u.output_tokens]),
         [[1, 5, 7]],
@@ -135,12 +135,12 @@ for (const backend of await backends()) {
 
     /** A stored result with one pending webhook delivery, leased by `workerId`; returns its ids. */
     async function leasedDelivery(workerId: string) {
-      const { cargoId, batchId, cargo } = await cargoInLeasedBatch('collector', 'https://example.com/hook');
+      const { batchId, cargo } = await cargoInLeasedBatch('collector', 'https://example.com/hook');
       await storeResults(db.database, { batchId, workerId: 'collector' }, [result(cargo)], T0);
       const [due] = await leaseAllDue(db.database, { workerId, now: T0, leaseMs: 60_000, limit: 1000 });
-      const mine = (await deliveriesOf(cargoId))[0];
+      const mine = (await deliveriesOf(cargo.id))[0];
       assert.equal(mine?.locked_by, workerId, JSON.stringify(due));
-      return { cargoId, deliveryId: mine?.id as string };
+      return { cargoId: cargo.id, deliveryId: mine?.id as string };
     }
 
     const delivered = (deliveryId: string, workerId: string, now: number) => ({

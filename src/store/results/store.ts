@@ -143,30 +143,22 @@ function usageRows(stored: NewResult[], now: number): Insertable<UsageDaysTable>
   const day = Math.floor(now / DAY_MS);
   const plus = (sum: number | null | undefined, value: number | null | undefined) =>
     value === null || value === undefined ? (sum ?? null) : (sum ?? 0) + value;
-  let row: Insertable<UsageDaysTable> | undefined;
   for (const r of stored) {
     const { cargo } = r;
-    // A batch's results are mostly one project's and one model's in a row: no key to make for them.
-    if (row?.project_id !== cargo.projectId || row.model !== cargo.model) {
-      const key = `${cargo.projectId}\n${cargo.model}`;
-      row = rows.get(key);
-      if (!row) {
-        row = {
-          project_id: cargo.projectId,
-          day,
-          model: cargo.model,
-          cargo: 0,
-          requests: 0,
-          input_tokens: 0,
-          output_tokens: 0,
-          cache_creation_input_tokens: 0,
-          cache_read_input_tokens: 0,
-          cost_usd: null,
-          standard_cost_usd: null,
-        };
-        rows.set(key, row);
-      }
-    }
+    const key = `${cargo.projectId}\n${cargo.model}`;
+    const row = rows.get(key) ?? {
+      project_id: cargo.projectId,
+      day,
+      model: cargo.model,
+      cargo: 0,
+      requests: 0,
+      input_tokens: 0,
+      output_tokens: 0,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+      cost_usd: null,
+      standard_cost_usd: null,
+    };
     row.cargo += 1;
     row.requests += cargo.requestCount;
     row.input_tokens += r.usage?.inputTokens ?? 0;
@@ -175,6 +167,7 @@ function usageRows(stored: NewResult[], now: number): Insertable<UsageDaysTable>
     row.cache_read_input_tokens += r.usage?.cacheReadTokens ?? 0;
     row.cost_usd = plus(row.cost_usd, r.usage?.costUsd);
     row.standard_cost_usd = plus(row.standard_cost_usd, r.usage?.standardCostUsd);
+    rows.set(key, row);
   }
   // One order for every transaction, so two of them never wait on each other's rows in a cycle.
   return [...rows.values()].sort((a, b) =>
@@ -210,9 +203,7 @@ async function addUsage(tx: Transaction<Schema>, rows: Insertable<UsageDaysTable
 }
 
 function deliveriesFor(results: NewResult[]): DeliveryRequest[] {
-  const deliveries: DeliveryRequest[] = [];
-  for (const { cargo } of results) {
-    for (const channel of cargo.channels) deliveries.push({ cargoId: cargo.id, channel, trigger: 'result' });
-  }
-  return deliveries;
+  return results.flatMap(({ cargo }) =>
+    cargo.channels.map((channel) => ({ cargoId: cargo.id, channel, trigger: 'result' })),
+  );
 }
